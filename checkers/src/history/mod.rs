@@ -1,0 +1,31 @@
+//! Reading and writing histories, and the errors that name where a history is wrong.
+
+mod jsonl;
+
+pub use jsonl::{read_jsonl, JsonlReader, JsonlWriter};
+
+use std::path::PathBuf;
+use thiserror::Error;
+
+/// Why a history could not be read or written.
+#[derive(Debug, Error)]
+pub enum HistoryError {
+    /// The file could not be opened or read.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The history file.
+        path: PathBuf,
+        /// What the operating system said.
+        source: std::io::Error,
+    },
+    /// A line is not a valid operation.
+    #[error("{}:{line}: {message}", path.display())]
+    Malformed {
+        /// The history file.
+        path: PathBuf,
+        /// The 1-based line number.
+        line: u64,
+        /// What is wrong with it.
+        message: String,
+    },
+}

@@ -1,0 +1,14 @@
+//! History in, verdicts out: the history model, history readers and writers, and the
+//! checkers that judge counter histories. No async runtime, no HTTP, no plotting.
+
+pub mod builder;
+pub mod counter;
+pub mod history;
+pub mod op;
+pub mod results;
+pub mod stats;
+pub mod validity;
+
+pub use op::{Op, OpType, Process, F};
+pub use results::{CheckOptions, Results};
+pub use validity::Validity;

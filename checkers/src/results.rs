@@ -1,0 +1,80 @@
+//! The results document: every checker run over one history, combined into one verdict.
+
+use crate::counter::{CounterChecker, CounterResult};
+use crate::history::HistoryError;
+use crate::op::Op;
+use crate::stats::{StatsChecker, StatsResult};
+use crate::validity::Validity;
+use serde::{Deserialize, Serialize};
+
+/// What the caller knows about the run that the history itself does not say.
+#[derive(Debug, Clone, Default)]
+pub struct CheckOptions {
+    /// The workload's name, from run.json.
+    pub workload: Option<String>,
+    /// The run's seed, from run.json.
+    pub seed: Option<u64>,
+    /// Keep every read's bounds in the counter result (for charts).
+    pub keep_reads: bool,
+}
+
+/// Every checker's result, keyed as in results.json.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Checkers {
+    /// Under- and overcount bounds for every read.
+    pub counter: CounterResult,
+    /// Outcome counts.
+    pub stats: StatsResult,
+}
+
+/// The document written to results.json.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Results {
+    /// The combined verdict: any invalid wins, then unknown.
+    pub valid: Validity,
+    /// The workload's name, when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workload: Option<String>,
+    /// The run's seed, when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seed: Option<u64>,
+    /// Events in the history.
+    pub ops: u64,
+    /// Each checker's result.
+    pub checkers: Checkers,
+    /// What the reader tolerated, such as a truncated last line.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
+}
+
+/// Runs every checker over a history in one pass.
+pub fn check(
+    ops: impl IntoIterator<Item = Result<Op, HistoryError>>,
+    options: &CheckOptions,
+) -> Result<Results, HistoryError> {
+    let mut counter = if options.keep_reads {
+        CounterChecker::keeping_reads()
+    } else {
+        CounterChecker::new()
+    };
+    let mut stats = StatsChecker::new();
+    let mut count = 0;
+    for op in ops {
+        let op = op?;
+        counter.observe(&op);
+        stats.observe(&op);
+        count += 1;
+    }
+    let checkers = Checkers {
+        counter: counter.finish(),
+        stats: stats.finish(),
+    };
+    Ok(Results {
+        valid: checkers.counter.valid.combine(checkers.stats.valid),
+        workload: options.workload.clone(),
+        seed: options.seed,
+        ops: count,
+        checkers,
+        warnings: Vec::new(),
+    })
+}

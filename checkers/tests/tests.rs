@@ -1,0 +1,4 @@
+//! The `checkers` crate's tests against hand-built and generated histories, as one binary.
+
+mod counter;
+mod counter_properties;

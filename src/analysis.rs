@@ -1,0 +1,103 @@
+//! Checking a history offline: read it, run every checker, and write results.json.
+
+use crate::workload::WorkloadError;
+use checkers::history::{HistoryError, JsonlReader};
+use checkers::results::{check, CheckOptions, Results};
+use serde::Deserialize;
+use std::path::{Path, PathBuf};
+
+/// Bad arguments or unreadable input: the run or check exits 254.
+#[derive(Debug, thiserror::Error)]
+pub enum BadInput {
+    /// A workload that does not exist or does not parse.
+    #[error(transparent)]
+    Workload(#[from] WorkloadError),
+    /// A history that cannot be read.
+    #[error(transparent)]
+    History(#[from] HistoryError),
+    /// Anything else the user gave that cannot be used.
+    #[error("{0}")]
+    Usage(String),
+}
+
+/// What `checker check` was pointed at.
+pub struct Target {
+    /// The history file.
+    pub history: PathBuf,
+    /// The run folder, when a folder was given.
+    pub run_dir: Option<PathBuf>,
+}
+
+impl Target {
+    /// A run folder (its `history.jsonl`) or a bare history file.
+    pub fn resolve(path: &Path) -> Result<Self, BadInput> {
+        if path.is_dir() {
+            let history = path.join("history.jsonl");
+            if !history.is_file() {
+                return Err(BadInput::Usage(format!(
+                    "{} is a folder without a history.jsonl: not a run folder",
+                    path.display()
+                )));
+            }
+            Ok(Target {
+                history,
+                run_dir: Some(path.to_path_buf()),
+            })
+        } else if path.is_file() {
+            Ok(Target {
+                history: path.to_path_buf(),
+                run_dir: None,
+            })
+        } else {
+            Err(BadInput::Usage(format!("{}: no such file or folder", path.display())))
+        }
+    }
+}
+
+/// The parts of run.json the checkers need.
+#[derive(Debug, Default, Deserialize)]
+struct RunFacts {
+    #[serde(default)]
+    workload: Option<WorkloadName>,
+    #[serde(default)]
+    seed: Option<u64>,
+}
+
+#[derive(Debug, Deserialize)]
+struct WorkloadName {
+    name: String,
+}
+
+/// Reads what run.json says about the run; a missing or unreadable run.json says nothing.
+fn run_facts(run_dir: &Path) -> RunFacts {
+    std::fs::read_to_string(run_dir.join("run.json"))
+        .ok()
+        .and_then(|text| serde_json::from_str(&text).ok())
+        .unwrap_or_default()
+}
+
+/// Runs every checker over the target's history; rewrites results.json in a run folder.
+pub fn analyse(target: &Target, keep_reads: bool) -> anyhow::Result<Results> {
+    let facts = target.run_dir.as_deref().map(run_facts).unwrap_or_default();
+    let options = CheckOptions {
+        workload: facts.workload.map(|w| w.name),
+        seed: facts.seed,
+        keep_reads,
+    };
+    let mut reader = JsonlReader::open(&target.history).map_err(BadInput::from)?;
+    let mut results = check(reader.by_ref(), &options).map_err(BadInput::from)?;
+    results.warnings = reader.warnings().to_vec();
+    if let Some(dir) = &target.run_dir {
+        write_json(&dir.join("results.json"), &results)?;
+    }
+    Ok(results)
+}
+
+/// Writes a JSON document, pretty-printed, replacing the file atomically.
+pub fn write_json(path: &Path, value: &impl serde::Serialize) -> anyhow::Result<()> {
+    use anyhow::Context;
+    let text = serde_json::to_string_pretty(value).context("serializing")?;
+    let temp = path.with_extension("json.tmp");
+    std::fs::write(&temp, text + "\n").with_context(|| format!("writing {}", temp.display()))?;
+    std::fs::rename(&temp, path).with_context(|| format!("writing {}", path.display()))
+}

@@ -1,0 +1,96 @@
+//! The command line: every flag defined once, help generated from it.
+
+use clap::{Args, Parser, Subcommand};
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+/// Jepsen-style accuracy and linearizability checker for distributed counters.
+#[derive(Debug, Parser)]
+#[command(name = "checker", version, about)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Start a cluster, drive a workload at it, check the history and chart it.
+    Run(RunArgs),
+    /// Check a run folder or a history file offline.
+    Check(CheckArgs),
+    /// Serve one bundled counter node (started by `run`; useful by hand too).
+    Node(NodeArgs),
+}
+
+/// `checker run`.
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// A workload name (workloads/NAME.toml) or a path to a workload file.
+    #[arg(long, short)]
+    pub workload: String,
+    /// Number of nodes (overrides the workload).
+    #[arg(long)]
+    pub nodes: Option<usize>,
+    /// How long the load runs, in seconds (overrides the workload).
+    #[arg(long)]
+    pub time_limit: Option<f64>,
+    /// Concurrent clients (overrides the workload).
+    #[arg(long)]
+    pub concurrency: Option<usize>,
+    /// Total ops per second across all clients (overrides the workload).
+    #[arg(long)]
+    pub rate: Option<f64>,
+    /// Seed of the op generator; random when left out, and printed either way.
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Where run folders go.
+    #[arg(long, default_value = "results")]
+    pub results: PathBuf,
+    /// Panic once the cluster is up: for testing that no node outlives a crashed run.
+    #[arg(long, hide = true)]
+    pub panic_after_start: bool,
+}
+
+/// `checker check`.
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// A run folder (its results.json is rewritten) or a history.jsonl file.
+    pub path: PathBuf,
+    /// Print the results.json document to stdout instead of the summary.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `checker node`.
+#[derive(Debug, Args)]
+pub struct NodeArgs {
+    /// The node's id.
+    #[arg(long)]
+    pub id: String,
+    /// Address to listen on; port 0 picks a free one, printed on stdout as JSON.
+    #[arg(long, default_value = "127.0.0.1:0")]
+    pub listen: SocketAddr,
+    /// The other replicas: `n2=127.0.0.1:PORT,n3=...` (or set later with PUT /admin/peers).
+    #[arg(long, value_delimiter = ',', value_parser = parse_peer)]
+    pub peers: Vec<(String, String)>,
+    /// How long the coordinator waits for write acknowledgements, ms.
+    #[arg(long, default_value_t = 500)]
+    pub write_timeout_ms: u64,
+    /// How long the coordinator waits for read answers, ms.
+    #[arg(long, default_value_t = 500)]
+    pub read_timeout_ms: u64,
+    /// Exit when the process that started this node exits.
+    #[arg(long)]
+    pub exit_with_parent: bool,
+}
+
+fn parse_peer(s: &str) -> Result<(String, String), String> {
+    match s.split_once('=') {
+        Some((id, addr)) if !id.is_empty() && addr.parse::<SocketAddr>().is_ok() => {
+            Ok((id.to_string(), addr.to_string()))
+        }
+        _ => Err(format!("expected ID=HOST:PORT, got `{s}`")),
+    }
+}

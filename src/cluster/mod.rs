@@ -1,0 +1,205 @@
+//! Starts, supervises and stops the node processes of one run.
+//!
+//! Every node is a child process of this binary (`checker node ...`) in its own process
+//! group, so a Ctrl-C reaches the driver, which stops the nodes itself. Nodes are killed
+//! when the [`Cluster`] is dropped (a panic or an error unwinds through it), and each node
+//! exits by itself when its parent is gone (the driver was killed with SIGKILL).
+
+use crate::node::api::{Health, Listening, Peers};
+use crate::workload::NodeSettings;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::{Child, Command};
+
+/// How long a node may take to start listening and answer.
+const START_TIMEOUT: Duration = Duration::from_secs(15);
+/// How long a node may take to stop after SIGTERM before it is killed.
+const STOP_TIMEOUT: Duration = Duration::from_secs(3);
+
+/// Why the cluster could not be started.
+#[derive(Debug, thiserror::Error)]
+pub enum ClusterError {
+    /// A node process could not be spawned.
+    #[error("could not start node {id} ({binary}): {source}", binary = binary.display())]
+    Spawn {
+        /// The node's id.
+        id: String,
+        /// The program started.
+        binary: PathBuf,
+        /// What the operating system said.
+        source: std::io::Error,
+    },
+    /// A node did not come up; its log says why.
+    #[error("node {id} did not start: {reason} (see {log})", log = log.display())]
+    NotReady {
+        /// The node's id.
+        id: String,
+        /// What went wrong.
+        reason: String,
+        /// The node's log file.
+        log: PathBuf,
+    },
+}
+
+/// One running node process.
+pub struct NodeProcess {
+    /// The node's id, `n1`, `n2`, ...
+    pub id: String,
+    /// Where it listens, `127.0.0.1:PORT`.
+    pub addr: String,
+    /// The process id.
+    pub pid: u32,
+    child: Child,
+}
+
+/// The nodes of one run.
+pub struct Cluster {
+    nodes: Vec<NodeProcess>,
+}
+
+impl Cluster {
+    /// Starts `count` nodes of `binary`, logging to `log_dir/<id>.log`, and waits until each
+    /// answers with every peer known.
+    pub async fn start(
+        binary: &Path,
+        count: usize,
+        settings: &NodeSettings,
+        log_dir: &Path,
+    ) -> Result<Cluster, ClusterError> {
+        let mut cluster = Cluster { nodes: Vec::new() };
+        for i in 1..=count {
+            let id = format!("n{i}");
+            let node = spawn(binary, &id, settings, log_dir).await?;
+            cluster.nodes.push(node);
+        }
+        let http = reqwest::Client::builder()
+            .timeout(Duration::from_secs(2))
+            .build()
+            .unwrap_or_default();
+        let everyone: BTreeMap<String, String> = cluster
+            .nodes
+            .iter()
+            .map(|n| (n.id.clone(), n.addr.clone()))
+            .collect();
+        for node in &cluster.nodes {
+            let mut peers = everyone.clone();
+            peers.remove(&node.id);
+            introduce(&http, node, peers, log_dir).await?;
+        }
+        Ok(cluster)
+    }
+
+    /// The running nodes, in id order.
+    pub fn nodes(&self) -> &[NodeProcess] {
+        &self.nodes
+    }
+
+    /// Stops every node: SIGTERM, then SIGKILL for those still running after a grace period.
+    pub async fn stop(&mut self) {
+        for node in &self.nodes {
+            let pid = nix::unistd::Pid::from_raw(node.pid as i32);
+            let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM);
+        }
+        for node in &mut self.nodes {
+            match tokio::time::timeout(STOP_TIMEOUT, node.child.wait()).await {
+                Ok(_) => {}
+                Err(_) => {
+                    tracing::warn!(node = %node.id, "did not stop after SIGTERM; killing it");
+                    let _ = node.child.kill().await;
+                }
+            }
+        }
+        self.nodes.clear();
+    }
+}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        for node in &mut self.nodes {
+            let _ = node.child.start_kill();
+        }
+    }
+}
+
+async fn spawn(
+    binary: &Path,
+    id: &str,
+    settings: &NodeSettings,
+    log_dir: &Path,
+) -> Result<NodeProcess, ClusterError> {
+    let log = log_dir.join(format!("{id}.log"));
+    let spawn_error = |source| ClusterError::Spawn {
+        id: id.to_string(),
+        binary: binary.to_path_buf(),
+        source,
+    };
+    let log_file = std::fs::File::create(&log).map_err(spawn_error)?;
+    let mut child = Command::new(binary)
+        .args(["node", "--id", id, "--listen", "127.0.0.1:0", "--exit-with-parent"])
+        .arg("--write-timeout-ms")
+        .arg(settings.write_timeout_ms.to_string())
+        .arg("--read-timeout-ms")
+        .arg(settings.read_timeout_ms.to_string())
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(log_file)
+        .process_group(0)
+        .kill_on_drop(true)
+        .spawn()
+        .map_err(spawn_error)?;
+    let not_ready = |reason: String| ClusterError::NotReady {
+        id: id.to_string(),
+        reason,
+        log: log.clone(),
+    };
+    let stdout = child.stdout.take().ok_or_else(|| not_ready("no stdout".into()))?;
+    let mut lines = BufReader::new(stdout).lines();
+    let line = match tokio::time::timeout(START_TIMEOUT, lines.next_line()).await {
+        Ok(Ok(Some(line))) => line,
+        Ok(Ok(None)) => return Err(not_ready("it exited before listening".into())),
+        Ok(Err(e)) => return Err(not_ready(e.to_string())),
+        Err(_) => return Err(not_ready(format!("not listening after {START_TIMEOUT:?}"))),
+    };
+    let listening: Listening = serde_json::from_str(&line)
+        .map_err(|e| not_ready(format!("unexpected first line {line:?}: {e}")))?;
+    Ok(NodeProcess {
+        id: id.to_string(),
+        addr: listening.addr,
+        pid: child.id().unwrap_or_default(),
+        child,
+    })
+}
+
+/// Tells a node its peers and waits until its health check says it knows them.
+async fn introduce(
+    http: &reqwest::Client,
+    node: &NodeProcess,
+    peers: BTreeMap<String, String>,
+    log_dir: &Path,
+) -> Result<(), ClusterError> {
+    let deadline = tokio::time::Instant::now() + START_TIMEOUT;
+    let body = Peers { peers };
+    let mut last_error = String::new();
+    while tokio::time::Instant::now() < deadline {
+        let url = format!("http://{}/admin/peers", node.addr);
+        match http.put(url).json(&body).send().await {
+            Ok(r) if r.status().is_success() => match r.json::<Health>().await {
+                Ok(health) if health.peers == body.peers => return Ok(()),
+                Ok(health) => last_error = format!("knows peers {:?}", health.peers),
+                Err(e) => last_error = e.to_string(),
+            },
+            Ok(r) => last_error = format!("answered {}", r.status()),
+            Err(e) => last_error = e.to_string(),
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    Err(ClusterError::NotReady {
+        id: node.id.clone(),
+        reason: format!("did not accept its peers: {last_error}"),
+        log: log_dir.join(format!("{}.log", node.id)),
+    })
+}

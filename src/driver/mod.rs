@@ -1,0 +1,176 @@
+//! The driver: clients that perform the workload's ops against the cluster and record every
+//! invoke and completion in the history.
+
+mod client;
+mod pacer;
+mod progress;
+mod recorder;
+
+pub use client::{CounterClient, HttpClient, Outcome};
+pub use progress::Progress;
+pub use recorder::{Recorder, Tally};
+
+use crate::node::api::{CounterKey, KeyError};
+use crate::node::consistency::ConsistencyLevel;
+use crate::workload::{Generator, Planned, RetryPolicy, Workload};
+use checkers::history::HistoryError;
+use checkers::{Op, OpType, Process, F};
+use pacer::Pacer;
+use serde_json::{json, Value};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::time::Instant;
+
+/// Why the load could not be driven to its end.
+#[derive(Debug, thiserror::Error)]
+pub enum DriveError {
+    /// The history could not be written.
+    #[error(transparent)]
+    History(#[from] HistoryError),
+    /// The workload names a key that is not a counter key.
+    #[error(transparent)]
+    Key(#[from] KeyError),
+    /// A client task panicked.
+    #[error("a client task failed: {0}")]
+    Client(String),
+}
+
+/// Everything the clients share.
+struct Shared<C> {
+    client: C,
+    workload: Workload,
+    recorder: Arc<Recorder>,
+    pacer: Pacer,
+    stop: Arc<AtomicBool>,
+    deadline: Instant,
+    invoked: AtomicU64,
+    next_process: AtomicU64,
+}
+
+impl<C> Shared<C> {
+    /// Whether clients should stop starting ops: stopped, out of time, or out of ops.
+    fn done(&self) -> bool {
+        self.stop.load(Ordering::Relaxed)
+            || Instant::now() >= self.deadline
+            || self.invoked.load(Ordering::Relaxed) >= self.workload.ops_limit
+    }
+}
+
+/// Runs the workload's clients until the time limit, the ops limit, or `stop` is set.
+pub async fn drive<C: CounterClient>(
+    client: C,
+    workload: &Workload,
+    seed: u64,
+    recorder: Arc<Recorder>,
+    stop: Arc<AtomicBool>,
+) -> Result<(), DriveError> {
+    let concurrency = workload.concurrency as u64;
+    let shared = Arc::new(Shared {
+        client,
+        workload: workload.clone(),
+        recorder,
+        pacer: Pacer::new(workload.rate),
+        stop,
+        deadline: Instant::now() + Duration::from_secs_f64(workload.time_limit),
+        invoked: AtomicU64::new(0),
+        next_process: AtomicU64::new(concurrency),
+    });
+    let mut tasks = tokio::task::JoinSet::new();
+    for client in 0..concurrency {
+        let generator = Generator::new(workload, seed, client)?;
+        tasks.spawn(run_client(shared.clone(), generator, client));
+    }
+    let mut first_error = None;
+    while let Some(joined) = tasks.join_next().await {
+        let result = joined.unwrap_or_else(|e| Err(DriveError::Client(e.to_string())));
+        if let Err(e) = result {
+            shared.stop.store(true, Ordering::Relaxed);
+            first_error.get_or_insert(e);
+        }
+    }
+    first_error.map_or(Ok(()), Err)
+}
+
+async fn run_client<C: CounterClient>(
+    shared: Arc<Shared<C>>,
+    mut generator: Generator,
+    mut process: u64,
+) -> Result<(), DriveError> {
+    loop {
+        shared.pacer.wait().await;
+        if shared.done() {
+            return Ok(());
+        }
+        shared.invoked.fetch_add(1, Ordering::Relaxed);
+        match generator.next_op() {
+            Planned::Add { key, delta, node } => {
+                add_with_retries(&shared, &mut process, &key, delta, node).await?
+            }
+            Planned::Read { key, node } => {
+                let cl = shared.workload.read_cl;
+                let invoke = op(process, OpType::Invoke, F::Read, &key, Value::Null, cl);
+                shared.recorder.record(invoke)?;
+                let outcome = shared.client.read(node, &key, cl).await;
+                complete(&shared, &mut process, F::Read, &key, cl, outcome)?;
+            }
+        }
+    }
+}
+
+/// Performs an add, and retries it after a timeout as the retry policy says; every retry
+/// is a new op of a new process, naming the invoke it retries.
+async fn add_with_retries<C: CounterClient>(
+    shared: &Shared<C>,
+    process: &mut u64,
+    key: &CounterKey,
+    delta: i64,
+    node: usize,
+) -> Result<(), DriveError> {
+    let cl = shared.workload.write_cl;
+    let retries = match shared.workload.retry {
+        RetryPolicy::None => 0,
+        RetryPolicy::OnTimeout(n) => n,
+    };
+    let mut retry_of = None;
+    for attempt in 0..=retries {
+        let mut invoke = op(*process, OpType::Invoke, F::Add, key, json!(delta), cl);
+        invoke.retry_of = retry_of;
+        let index = shared.recorder.record(invoke)?;
+        let outcome = shared.client.add(node, key, delta, cl).await;
+        let timed_out = outcome.kind == OpType::Info;
+        complete(shared, process, F::Add, key, cl, outcome)?;
+        if !timed_out || attempt == retries || shared.done() {
+            break;
+        }
+        retry_of = Some(index);
+    }
+    Ok(())
+}
+
+/// Records a completion; a process whose op ended in `info` is retired for a new one.
+fn complete<C>(
+    shared: &Shared<C>,
+    process: &mut u64,
+    f: F,
+    key: &CounterKey,
+    cl: ConsistencyLevel,
+    outcome: Outcome,
+) -> Result<(), DriveError> {
+    let kind = outcome.kind;
+    let mut done = op(*process, kind, f, key, outcome.value, cl);
+    done.node = outcome.node;
+    done.error = outcome.error;
+    done.tombstones = outcome.tombstones;
+    shared.recorder.record(done)?;
+    if kind == OpType::Info {
+        *process = shared.next_process.fetch_add(1, Ordering::Relaxed);
+    }
+    Ok(())
+}
+
+fn op(process: u64, kind: OpType, f: F, key: &CounterKey, value: Value, cl: ConsistencyLevel) -> Op {
+    let mut op = Op::new(Process::Client(process), kind, f, Some(key.to_string()), value);
+    op.cl = Some(cl.to_string());
+    op
+}

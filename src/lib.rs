@@ -1,0 +1,12 @@
+//! The `checker` program: bundled counter nodes, cluster control, the workload driver and
+//! the report. The checkers themselves live in the `checkers` crate.
+
+pub mod analysis;
+pub mod cli;
+pub mod cluster;
+pub mod driver;
+pub mod node;
+pub mod report;
+pub mod run;
+pub mod run_folder;
+pub mod workload;

@@ -1,0 +1,123 @@
+//! The `checker` binary: parses the command line, runs the command, prints the error chain,
+//! and picks the exit code in one place (0 valid, 1 invalid, 2 unknown, 254 bad input, 255
+//! internal error).
+
+use anyhow::Context;
+use checker::analysis::{analyse, BadInput, Target};
+use checker::cli::{CheckArgs, Cli, Command, NodeArgs, RunArgs};
+use checker::node::{serve, NodeConfig};
+use checker::report::summary;
+use checker::run::{run, RunPlan};
+use checker::workload;
+use checkers::Validity;
+use clap::Parser;
+use std::process::ExitCode;
+use std::time::Duration;
+
+const BAD_INPUT: u8 = 254;
+const INTERNAL: u8 = 255;
+
+/// What a command ended in: a verdict, or nothing to judge (a node that stopped).
+enum Done {
+    Verdict(Validity),
+    Stopped,
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            return if e.use_stderr() {
+                ExitCode::from(BAD_INPUT)
+            } else {
+                ExitCode::SUCCESS
+            };
+        }
+    };
+    init_logging(&cli.command);
+    let outcome = std::panic::catch_unwind(|| {
+        tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()
+            .context("starting the async runtime")
+            .and_then(|runtime| runtime.block_on(dispatch(cli.command)))
+    });
+    match outcome {
+        Ok(Ok(Done::Verdict(verdict))) => ExitCode::from(verdict.exit_code() as u8),
+        Ok(Ok(Done::Stopped)) => ExitCode::SUCCESS,
+        Ok(Err(e)) => {
+            eprintln!("error: {e:#}");
+            if e.chain().any(|c| c.is::<BadInput>()) {
+                ExitCode::from(BAD_INPUT)
+            } else {
+                ExitCode::from(INTERNAL)
+            }
+        }
+        Err(_) => ExitCode::from(INTERNAL),
+    }
+}
+
+fn init_logging(command: &Command) {
+    let default = match command {
+        Command::Node(_) => "info",
+        _ => "warn",
+    };
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .try_init();
+}
+
+async fn dispatch(command: Command) -> anyhow::Result<Done> {
+    match command {
+        Command::Run(args) => run(plan(args)?).await.map(Done::Verdict),
+        Command::Check(args) => check(args).map(Done::Verdict),
+        Command::Node(args) => node(args).await.map(|()| Done::Stopped),
+    }
+}
+
+/// The workload file with the flags applied on top.
+fn plan(args: RunArgs) -> anyhow::Result<RunPlan> {
+    let mut w = workload::load(&args.workload).map_err(BadInput::from)?;
+    w.nodes = args.nodes.unwrap_or(w.nodes);
+    w.time_limit = args.time_limit.unwrap_or(w.time_limit);
+    w.concurrency = args.concurrency.unwrap_or(w.concurrency);
+    w.rate = args.rate.unwrap_or(w.rate);
+    w.validate()
+        .map_err(|message| BadInput::Usage(format!("flags: {message}")))?;
+    Ok(RunPlan {
+        workload: w,
+        seed: args.seed.unwrap_or_else(|| u64::from(rand::random::<u32>())),
+        results: args.results,
+        panic_after_start: args.panic_after_start,
+    })
+}
+
+fn check(args: CheckArgs) -> anyhow::Result<Validity> {
+    let target = Target::resolve(&args.path)?;
+    let results = analyse(&target, false)?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&results)?);
+    } else {
+        print!("{}", summary::render(&results, target.run_dir.as_deref()));
+    }
+    Ok(results.valid)
+}
+
+async fn node(args: NodeArgs) -> anyhow::Result<()> {
+    let config = NodeConfig {
+        id: args.id,
+        listen: args.listen,
+        peers: args.peers.into_iter().collect(),
+        write_timeout: Duration::from_millis(args.write_timeout_ms),
+        read_timeout: Duration::from_millis(args.read_timeout_ms),
+        exit_with_parent: args.exit_with_parent,
+    };
+    serve(config)
+        .await
+        .with_context(|| format!("serving node on {}", args.listen))
+}

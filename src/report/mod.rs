@@ -1,0 +1,4 @@
+//! Turns a run folder's history and results into charts and a console summary.
+
+pub mod plots;
+pub mod summary;

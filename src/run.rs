@@ -1,0 +1,154 @@
+//! `checker run`: start a cluster, drive the workload, check the history, chart it.
+
+use crate::analysis::{analyse, write_json, BadInput, Target};
+use crate::cluster::Cluster;
+use crate::driver::{drive, HttpClient, Progress, Recorder};
+use crate::report::{plots, summary};
+use crate::run_folder::RunFolder;
+use crate::workload::Workload;
+use anyhow::Context;
+use checkers::Validity;
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// What a run was asked to do, after flags were applied to the workload file.
+pub struct RunPlan {
+    /// The effective workload.
+    pub workload: Workload,
+    /// The seed; random when the user gave none.
+    pub seed: u64,
+    /// Where run folders go.
+    pub results: PathBuf,
+    /// Panic once the cluster is up (to test that no node outlives a crashed run).
+    pub panic_after_start: bool,
+}
+
+/// run.json: the full effective configuration, the seed and the versions.
+#[derive(Serialize)]
+struct RunRecord<'a> {
+    workload: &'a Workload,
+    seed: u64,
+    checker_version: &'static str,
+    command: Vec<String>,
+    started: String,
+    finished: Option<String>,
+    interrupted: bool,
+    /// The bundled cluster always starts with no data.
+    cluster_started_empty: bool,
+    nodes: Vec<NodeRecord>,
+}
+
+#[derive(Serialize)]
+struct NodeRecord {
+    id: String,
+    addr: String,
+    pid: u32,
+}
+
+/// Runs the plan end to end and returns the combined verdict.
+pub async fn run(plan: RunPlan) -> anyhow::Result<Validity> {
+    let folder = RunFolder::create(&plan.results, &plan.workload.name)
+        .with_context(|| format!("creating a run folder under {}", plan.results.display()))?;
+    eprintln!(
+        "run {} · workload {} · seed {} · {} nodes · {:.0}s",
+        folder.dir.display(),
+        plan.workload.name,
+        plan.seed,
+        plan.workload.nodes,
+        plan.workload.time_limit
+    );
+    let mut record = RunRecord {
+        workload: &plan.workload,
+        seed: plan.seed,
+        checker_version: env!("CARGO_PKG_VERSION"),
+        command: std::env::args().collect(),
+        started: chrono::Local::now().to_rfc3339(),
+        finished: None,
+        interrupted: false,
+        cluster_started_empty: true,
+        nodes: Vec::new(),
+    };
+    write_json(&folder.dir.join("run.json"), &record)?;
+
+    let binary = std::env::current_exe().context("finding this program to start nodes")?;
+    let mut cluster = Cluster::start(&binary, plan.workload.nodes, &plan.workload.node, &folder.nodes())
+        .await
+        .context("starting the cluster")?;
+    record.nodes = cluster
+        .nodes()
+        .iter()
+        .map(|n| NodeRecord {
+            id: n.id.clone(),
+            addr: n.addr.clone(),
+            pid: n.pid,
+        })
+        .collect();
+    write_json(&folder.dir.join("run.json"), &record)?;
+    if plan.panic_after_start {
+        panic!("--panic-after-start: panicking with {} nodes running", cluster.nodes().len());
+    }
+
+    let interrupted = Arc::new(AtomicBool::new(false));
+    let drove = drive_load(&plan, &folder.history(), &cluster, interrupted.clone()).await;
+    cluster.stop().await;
+    drove?;
+
+    record.interrupted = interrupted.load(Ordering::Relaxed);
+    record.finished = Some(chrono::Local::now().to_rfc3339());
+    write_json(&folder.dir.join("run.json"), &record)?;
+    let verdict = report(&folder)?;
+    folder
+        .link_latest(&plan.results)
+        .context("updating the latest links")?;
+    Ok(verdict)
+}
+
+/// Drives the workload with a progress display; Ctrl-C stops the load early.
+async fn drive_load(
+    plan: &RunPlan,
+    history: &Path,
+    cluster: &Cluster,
+    interrupted: Arc<AtomicBool>,
+) -> anyhow::Result<()> {
+    let recorder = Arc::new(Recorder::create(history).map_err(BadInput::from)?);
+    let addrs = cluster
+        .nodes()
+        .iter()
+        .map(|n| (n.id.clone(), n.addr.clone()))
+        .collect();
+    let client = HttpClient::new(addrs, Duration::from_millis(plan.workload.client_timeout_ms));
+    let stop = Arc::new(AtomicBool::new(false));
+    let on_ctrl_c = {
+        let (stop, interrupted) = (stop.clone(), interrupted);
+        tokio::spawn(async move {
+            if tokio::signal::ctrl_c().await.is_ok() {
+                eprintln!("interrupted: stopping the load, then checking what was recorded");
+                interrupted.store(true, Ordering::Relaxed);
+                stop.store(true, Ordering::Relaxed);
+            }
+        })
+    };
+    let progress = Progress::start(recorder.clone(), Duration::from_secs_f64(plan.workload.time_limit));
+    let result = drive(client, &plan.workload, plan.seed, recorder.clone(), stop).await;
+    progress.finish();
+    on_ctrl_c.abort();
+    result.context("driving the workload")?;
+    Ok(())
+}
+
+/// Checks the run's history, writes results.json, renders the charts, prints the summary.
+fn report(folder: &RunFolder) -> anyhow::Result<Validity> {
+    let target = Target {
+        history: folder.history(),
+        run_dir: Some(folder.dir.clone()),
+    };
+    let results = analyse(&target, true)?;
+    let (ops, _) = checkers::history::read_jsonl(&folder.history()).map_err(BadInput::from)?;
+    plots::render_all(&ops, &results.checkers.counter.read_bounds, &folder.plots())
+        .context("rendering the charts")?;
+    print!("{}", summary::render(&results, Some(&folder.dir)));
+    Ok(results.valid)
+}

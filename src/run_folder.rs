@@ -1,0 +1,88 @@
+//! The run folder of DESIGN.md: where a run's files go, and the `latest` links to it.
+
+use std::io;
+use std::path::{Path, PathBuf};
+
+/// One run's folder, `results/<workload>/<YYYYMMDDTHHMMSS>/`.
+pub struct RunFolder {
+    /// The folder.
+    pub dir: PathBuf,
+}
+
+impl RunFolder {
+    /// Creates a new, empty folder for a run of `workload` under `results`; a run never
+    /// writes into another run's folder, so a second run in the same second gets a suffix.
+    pub fn create(results: &Path, workload: &str) -> io::Result<Self> {
+        let parent = results.join(workload);
+        std::fs::create_dir_all(&parent)?;
+        let stamp = chrono::Local::now().format("%Y%m%dT%H%M%S").to_string();
+        for attempt in 1.. {
+            let name = match attempt {
+                1 => stamp.clone(),
+                n => format!("{stamp}-{n}"),
+            };
+            let dir = parent.join(name);
+            match std::fs::create_dir(&dir) {
+                Ok(()) => {
+                    std::fs::create_dir_all(dir.join("nodes"))?;
+                    std::fs::create_dir_all(dir.join("plots"))?;
+                    return Ok(RunFolder { dir });
+                }
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+                Err(e) => return Err(e),
+            }
+        }
+        unreachable!("the loop only ends by returning")
+    }
+
+    /// `history.jsonl`.
+    pub fn history(&self) -> PathBuf {
+        self.dir.join("history.jsonl")
+    }
+
+    /// `nodes/`, where node logs go.
+    pub fn nodes(&self) -> PathBuf {
+        self.dir.join("nodes")
+    }
+
+    /// `plots/`.
+    pub fn plots(&self) -> PathBuf {
+        self.dir.join("plots")
+    }
+
+    /// Points `results/latest` and `results/<workload>/latest` at this run.
+    pub fn link_latest(&self, results: &Path) -> io::Result<()> {
+        let workload_dir = self.dir.parent().unwrap_or(results);
+        let name = self.dir.file_name().unwrap_or_default();
+        let workload = workload_dir.file_name().unwrap_or_default();
+        replace_symlink(Path::new(name), &workload_dir.join("latest"))?;
+        replace_symlink(&Path::new(workload).join(name), &results.join("latest"))
+    }
+}
+
+/// Makes `link` point at `target` (relative to the link), replacing it atomically.
+fn replace_symlink(target: &Path, link: &Path) -> io::Result<()> {
+    let temp = link.with_extension(format!("tmp-{}", std::process::id()));
+    let _ = std::fs::remove_file(&temp);
+    std::os::unix::fs::symlink(target, &temp)?;
+    std::fs::rename(&temp, link)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn two_runs_in_one_second_get_two_folders_and_latest_follows() {
+        let results = tempfile::tempdir().expect("temp dir");
+        let first = RunFolder::create(results.path(), "w").expect("first");
+        let second = RunFolder::create(results.path(), "w").expect("second");
+        assert_ne!(first.dir, second.dir);
+        first.link_latest(results.path()).expect("link");
+        second.link_latest(results.path()).expect("relink");
+        let latest = std::fs::canonicalize(results.path().join("latest")).expect("resolves");
+        assert_eq!(latest, std::fs::canonicalize(&second.dir).expect("exists"));
+        let w_latest = std::fs::canonicalize(results.path().join("w/latest")).expect("resolves");
+        assert_eq!(w_latest, latest);
+    }
+}

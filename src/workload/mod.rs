@@ -1,0 +1,7 @@
+//! Workloads: the TOML specs users pick with `--workload`, and the seeded generator of ops.
+
+mod generator;
+mod spec;
+
+pub use generator::{Generator, Planned};
+pub use spec::{load, NodeSettings, RetryPolicy, Workload, WorkloadError};

@@ -1,0 +1,277 @@
+//! The workload spec: every field, its default, and how a name or a path becomes a spec.
+
+use crate::node::consistency::ConsistencyLevel;
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+
+/// Why a workload could not be loaded.
+#[derive(Debug, thiserror::Error)]
+pub enum WorkloadError {
+    /// No workload file by that name.
+    #[error("no workload `{name}`: looked for {}", tried.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", "))]
+    NotFound {
+        /// The name given.
+        name: String,
+        /// The files looked for.
+        tried: Vec<PathBuf>,
+    },
+    /// The file could not be read.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The workload file.
+        path: PathBuf,
+        /// What the operating system said.
+        source: std::io::Error,
+    },
+    /// The file is not a valid workload (unknown field, wrong type, bad value).
+    #[error("{}: {message}", path.display())]
+    Invalid {
+        /// The workload file.
+        path: PathBuf,
+        /// What is wrong, naming the field.
+        message: String,
+    },
+}
+
+/// What a client does when an op's outcome is unknown.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub enum RetryPolicy {
+    /// Give up on the op (it may or may not have been applied).
+    #[default]
+    None,
+    /// Retry a timed-out add up to N times, as many client drivers do: this overcounts.
+    OnTimeout(u32),
+}
+
+impl FromStr for RetryPolicy {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.split_once(':') {
+            None if s == "none" || s == "drop" => Ok(RetryPolicy::None),
+            Some(("on-timeout", n)) => n
+                .parse()
+                .map(RetryPolicy::OnTimeout)
+                .map_err(|_| format!("bad retry count in `{s}`")),
+            _ => Err(format!("unknown retry policy `{s}`: expected `none` or `on-timeout:N`")),
+        }
+    }
+}
+
+impl TryFrom<String> for RetryPolicy {
+    type Error = String;
+
+    fn try_from(s: String) -> Result<Self, Self::Error> {
+        s.parse()
+    }
+}
+
+impl From<RetryPolicy> for String {
+    fn from(policy: RetryPolicy) -> Self {
+        policy.to_string()
+    }
+}
+
+impl fmt::Display for RetryPolicy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RetryPolicy::None => f.write_str("none"),
+            RetryPolicy::OnTimeout(n) => write!(f, "on-timeout:{n}"),
+        }
+    }
+}
+
+/// Settings passed to every bundled node.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct NodeSettings {
+    /// Coordinator's wait for write acknowledgements before answering 504, ms.
+    pub write_timeout_ms: u64,
+    /// Coordinator's wait for read answers before answering 504, ms.
+    pub read_timeout_ms: u64,
+}
+
+impl Default for NodeSettings {
+    fn default() -> Self {
+        NodeSettings {
+            write_timeout_ms: 500,
+            read_timeout_ms: 500,
+        }
+    }
+}
+
+/// A workload: the cluster, the load and the client behaviour. Every field has the default
+/// shown in [`Workload::default`]; a file need only set what differs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Workload {
+    /// The workload's name (the file name); set by [`load`].
+    #[serde(skip_deserializing)]
+    pub name: String,
+    /// Number of nodes in the cluster.
+    pub nodes: usize,
+    /// How long the load runs, seconds.
+    pub time_limit: f64,
+    /// Concurrent clients.
+    pub concurrency: usize,
+    /// Total ops per second across all clients.
+    pub rate: f64,
+    /// The most ops the run invokes, whatever the time limit.
+    pub ops_limit: u64,
+    /// The counters, as `partition/cell`; ops pick among them uniformly.
+    pub keys: Vec<String>,
+    /// Share of ops that are adds; the rest are reads.
+    pub add_share: f64,
+    /// Deltas the adds pick from uniformly (negative ones decrement).
+    pub deltas: Vec<i64>,
+    /// Consistency level of adds.
+    pub write_cl: ConsistencyLevel,
+    /// Consistency level of reads.
+    pub read_cl: ConsistencyLevel,
+    /// How long a client waits for an answer before the op's outcome is unknown, ms.
+    pub client_timeout_ms: u64,
+    /// What a client does after a timeout: `none` or `on-timeout:N`.
+    pub retry: RetryPolicy,
+    /// Settings for every node.
+    pub node: NodeSettings,
+}
+
+impl Default for Workload {
+    fn default() -> Self {
+        Workload {
+            name: String::new(),
+            nodes: 3,
+            time_limit: 20.0,
+            concurrency: 10,
+            rate: 200.0,
+            ops_limit: 1_000_000,
+            keys: vec!["views/home".to_string()],
+            add_share: 0.8,
+            deltas: vec![1],
+            write_cl: ConsistencyLevel::Quorum,
+            read_cl: ConsistencyLevel::Quorum,
+            client_timeout_ms: 1_000,
+            retry: RetryPolicy::None,
+            node: NodeSettings::default(),
+        }
+    }
+}
+
+impl Workload {
+    /// Parses a workload file's text; `path` names it in errors.
+    pub fn parse(text: &str, path: &Path) -> Result<Self, WorkloadError> {
+        let workload: Workload = toml::from_str(text).map_err(|e| WorkloadError::Invalid {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        })?;
+        workload.validate().map_err(|message| WorkloadError::Invalid {
+            path: path.to_path_buf(),
+            message,
+        })?;
+        Ok(workload)
+    }
+
+    /// Checks values that parse but make no sense, naming the field.
+    pub fn validate(&self) -> Result<(), String> {
+        let problems = [
+            (self.nodes == 0 || self.nodes > 32, "`nodes` must be between 1 and 32"),
+            (!(self.time_limit > 0.0 && self.time_limit <= 7.0 * 86_400.0), "`time_limit` must be above 0 and at most a week of seconds"),
+            (self.concurrency == 0 || self.concurrency > 1_000, "`concurrency` must be between 1 and 1000"),
+            (!(self.rate > 0.0 && self.rate <= 1_000_000.0), "`rate` must be above 0 and at most 1000000"),
+            (self.ops_limit == 0, "`ops_limit` must be at least 1"),
+            (self.keys.is_empty(), "`keys` must name at least one counter"),
+            (!(0.0..=1.0).contains(&self.add_share), "`add_share` must be between 0 and 1"),
+            (self.deltas.is_empty(), "`deltas` must hold at least one delta"),
+            (self.client_timeout_ms == 0, "`client_timeout_ms` must be at least 1"),
+        ];
+        if let Some((_, message)) = problems.iter().find(|(bad, _)| *bad) {
+            return Err(message.to_string());
+        }
+        for key in &self.keys {
+            key.parse::<crate::node::api::CounterKey>()
+                .map_err(|e| format!("`keys`: {e}"))?;
+        }
+        Ok(())
+    }
+}
+
+/// Loads a workload by name (`workloads/NAME.toml`) or by path.
+pub fn load(name_or_path: &str) -> Result<Workload, WorkloadError> {
+    let given = Path::new(name_or_path);
+    let candidates = if name_or_path.ends_with(".toml") || given.components().count() > 1 {
+        vec![given.to_path_buf()]
+    } else {
+        let file = format!("{name_or_path}.toml");
+        vec![
+            Path::new("workloads").join(&file),
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("workloads").join(&file),
+        ]
+    };
+    let Some(path) = candidates.iter().find(|p| p.is_file()) else {
+        return Err(WorkloadError::NotFound {
+            name: name_or_path.to_string(),
+            tried: candidates,
+        });
+    };
+    let text = std::fs::read_to_string(path).map_err(|source| WorkloadError::Io {
+        path: path.clone(),
+        source,
+    })?;
+    let mut workload = Workload::parse(&text, path)?;
+    workload.name = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| name_or_path.to_string());
+    Ok(workload)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_empty_file_gives_the_defaults() {
+        let w = Workload::parse("", Path::new("w.toml")).expect("valid");
+        assert_eq!(w, Workload::default());
+    }
+
+    #[test]
+    fn an_unknown_field_is_named_with_the_file() {
+        let err = Workload::parse("concurency = 3\n", Path::new("w.toml"))
+            .expect_err("typo")
+            .to_string();
+        assert!(err.starts_with("w.toml: "), "{err}");
+        assert!(err.contains("concurency"), "{err}");
+    }
+
+    #[test]
+    fn a_bad_value_is_named() {
+        let err = Workload::parse("add_share = 1.5\n", Path::new("w.toml"))
+            .expect_err("out of range")
+            .to_string();
+        assert!(err.contains("add_share"), "{err}");
+        let err = Workload::parse("write_cl = \"ANY\"\n", Path::new("w.toml"))
+            .expect_err("ANY")
+            .to_string();
+        assert!(err.contains("ANY"), "{err}");
+    }
+
+    #[test]
+    fn retry_policies_parse_and_print_back() {
+        for text in ["none", "on-timeout:3"] {
+            assert_eq!(text.parse::<RetryPolicy>().expect(text).to_string(), text);
+        }
+        assert!("on-timeout:x".parse::<RetryPolicy>().is_err());
+        assert!("always".parse::<RetryPolicy>().is_err());
+    }
+
+    #[test]
+    fn the_bundled_workloads_load() {
+        let w = load("hot-counter").expect("bundled workload");
+        assert_eq!(w.name, "hot-counter");
+        assert!(matches!(load("no-such-workload"), Err(WorkloadError::NotFound { .. })));
+    }
+}

@@ -1,0 +1,6 @@
+//! Integration tests that start real processes, compiled as one binary.
+
+mod check_command;
+mod node_api;
+mod process;
+mod run_command;
