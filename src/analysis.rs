@@ -49,7 +49,10 @@ impl Target {
                 run_dir: None,
             })
         } else {
-            Err(BadInput::Usage(format!("{}: no such file or folder", path.display())))
+            Err(BadInput::Usage(format!(
+                "{}: no such file or folder",
+                path.display()
+            )))
         }
     }
 }

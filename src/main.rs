@@ -91,7 +91,9 @@ fn plan(args: RunArgs) -> anyhow::Result<RunPlan> {
         .map_err(|message| BadInput::Usage(format!("flags: {message}")))?;
     Ok(RunPlan {
         workload: w,
-        seed: args.seed.unwrap_or_else(|| u64::from(rand::random::<u32>())),
+        seed: args
+            .seed
+            .unwrap_or_else(|| u64::from(rand::random::<u32>())),
         results: args.results,
         panic_after_start: args.panic_after_start,
     })

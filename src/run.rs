@@ -74,9 +74,14 @@ pub async fn run(plan: RunPlan) -> anyhow::Result<Validity> {
     write_json(&folder.dir.join("run.json"), &record)?;
 
     let binary = std::env::current_exe().context("finding this program to start nodes")?;
-    let mut cluster = Cluster::start(&binary, plan.workload.nodes, &plan.workload.node, &folder.nodes())
-        .await
-        .context("starting the cluster")?;
+    let mut cluster = Cluster::start(
+        &binary,
+        plan.workload.nodes,
+        &plan.workload.node,
+        &folder.nodes(),
+    )
+    .await
+    .context("starting the cluster")?;
     record.nodes = cluster
         .nodes()
         .iter()
@@ -88,7 +93,10 @@ pub async fn run(plan: RunPlan) -> anyhow::Result<Validity> {
         .collect();
     write_json(&folder.dir.join("run.json"), &record)?;
     if plan.panic_after_start {
-        panic!("--panic-after-start: panicking with {} nodes running", cluster.nodes().len());
+        panic!(
+            "--panic-after-start: panicking with {} nodes running",
+            cluster.nodes().len()
+        );
     }
 
     let interrupted = Arc::new(AtomicBool::new(false));
@@ -119,7 +127,10 @@ async fn drive_load(
         .iter()
         .map(|n| (n.id.clone(), n.addr.clone()))
         .collect();
-    let client = HttpClient::new(addrs, Duration::from_millis(plan.workload.client_timeout_ms));
+    let client = HttpClient::new(
+        addrs,
+        Duration::from_millis(plan.workload.client_timeout_ms),
+    );
     let stop = Arc::new(AtomicBool::new(false));
     let on_ctrl_c = {
         let (stop, interrupted) = (stop.clone(), interrupted);
@@ -131,7 +142,10 @@ async fn drive_load(
             }
         })
     };
-    let progress = Progress::start(recorder.clone(), Duration::from_secs_f64(plan.workload.time_limit));
+    let progress = Progress::start(
+        recorder.clone(),
+        Duration::from_secs_f64(plan.workload.time_limit),
+    );
     let result = drive(client, &plan.workload, plan.seed, recorder.clone(), stop).await;
     progress.finish();
     on_ctrl_c.abort();

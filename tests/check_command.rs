@@ -18,14 +18,22 @@ const ADD_THEN_READ: &str = r#"{"index":0,"time":1,"process":0,"type":"invoke","
 #[test]
 fn a_valid_history_exits_0_and_an_overcount_exits_1() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let good = write(dir.path(), "good.jsonl", &format!(
-        "{ADD_THEN_READ}{}\n",
-        r#"{"index":3,"time":4,"process":1,"type":"ok","f":"read","key":"a/b","value":1}"#
-    ));
-    let bad = write(dir.path(), "bad.jsonl", &format!(
-        "{ADD_THEN_READ}{}\n",
-        r#"{"index":3,"time":4,"process":1,"type":"ok","f":"read","key":"a/b","value":3}"#
-    ));
+    let good = write(
+        dir.path(),
+        "good.jsonl",
+        &format!(
+            "{ADD_THEN_READ}{}\n",
+            r#"{"index":3,"time":4,"process":1,"type":"ok","f":"read","key":"a/b","value":1}"#
+        ),
+    );
+    let bad = write(
+        dir.path(),
+        "bad.jsonl",
+        &format!(
+            "{ADD_THEN_READ}{}\n",
+            r#"{"index":3,"time":4,"process":1,"type":"ok","f":"read","key":"a/b","value":3}"#
+        ),
+    );
     assert_eq!(run(&["check", &good]).status.code(), Some(0));
     let out = run(&["check", &bad, "--json"]);
     assert_eq!(out.status.code(), Some(1));
@@ -33,7 +41,10 @@ fn a_valid_history_exits_0_and_an_overcount_exits_1() {
     assert_eq!(results["valid"], false);
     assert_eq!(results["checkers"]["counter"]["overcount"]["max"], 2);
     assert_eq!(results["checkers"]["counter"]["errors"][0]["index"], 3);
-    assert!(!dir.path().join("results.json").exists(), "a bare history writes nothing");
+    assert!(
+        !dir.path().join("results.json").exists(),
+        "a bare history writes nothing"
+    );
 }
 
 #[test]
@@ -55,8 +66,13 @@ fn a_missing_path_exits_254() {
 #[test]
 fn a_truncated_last_line_is_checked_with_a_warning() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let read_ok = r#"{"index":3,"time":4,"process":1,"type":"ok","f":"read","key":"a/b","value":1}"#;
-    let path = write(dir.path(), "h.jsonl", &format!("{ADD_THEN_READ}{read_ok}\n{{\"index\":4,\"ti"));
+    let read_ok =
+        r#"{"index":3,"time":4,"process":1,"type":"ok","f":"read","key":"a/b","value":1}"#;
+    let path = write(
+        dir.path(),
+        "h.jsonl",
+        &format!("{ADD_THEN_READ}{read_ok}\n{{\"index\":4,\"ti"),
+    );
     let out = run(&["check", &path]);
     assert_eq!(out.status.code(), Some(0));
     assert!(String::from_utf8_lossy(&out.stdout).contains("truncated"));

@@ -42,12 +42,17 @@ fn request(method: &str, url: &str, body: Option<&str>) -> (u16, serde_json::Val
         let client = reqwest::Client::new();
         let mut req = client.request(method.parse().expect("method"), url);
         if let Some(body) = body {
-            req = req.header("content-type", "application/json").body(body.to_string());
+            req = req
+                .header("content-type", "application/json")
+                .body(body.to_string());
         }
         let resp = req.send().await.expect("node answers");
         let status = resp.status().as_u16();
         let text = resp.text().await.expect("body");
-        (status, serde_json::from_str(&text).unwrap_or(serde_json::Value::String(text)))
+        (
+            status,
+            serde_json::from_str(&text).unwrap_or(serde_json::Value::String(text)),
+        )
     })
 }
 
@@ -56,9 +61,16 @@ fn a_single_node_counts_reads_and_refuses_bad_input_with_json_errors() {
     let node = start_node();
     let url = format!("http://{}/v1/counters/views/home", node.addr);
     let (status, body) = request("GET", &url, None);
-    assert_eq!((status, body["value"].clone()), (200, serde_json::Value::Null));
+    assert_eq!(
+        (status, body["value"].clone()),
+        (200, serde_json::Value::Null)
+    );
     for delta in [5, -2] {
-        let (status, _) = request("POST", &url, Some(&format!(r#"{{"delta":{delta},"cl":"ONE"}}"#)));
+        let (status, _) = request(
+            "POST",
+            &url,
+            Some(&format!(r#"{{"delta":{delta},"cl":"ONE"}}"#)),
+        );
         assert_eq!(status, 200);
     }
     let (status, body) = request("GET", &format!("{url}?cl=ALL"), None);
@@ -80,8 +92,17 @@ fn a_write_that_cannot_reach_its_replicas_times_out_with_504() {
     // Peers that do not exist: the leader applies locally, nobody acknowledges; the
     // failure detector then answers 503 for ALL until the peers could be back.
     let mut child = checker()
-        .args(["node", "--id", "n1", "--listen", "127.0.0.1:0", "--write-timeout-ms", "200",
-               "--peers", "n2=127.0.0.1:9,n3=127.0.0.1:9"])
+        .args([
+            "node",
+            "--id",
+            "n1",
+            "--listen",
+            "127.0.0.1:0",
+            "--write-timeout-ms",
+            "200",
+            "--peers",
+            "n2=127.0.0.1:9,n3=127.0.0.1:9",
+        ])
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
@@ -91,12 +112,18 @@ fn a_write_that_cannot_reach_its_replicas_times_out_with_504() {
         .read_line(&mut line)
         .expect("listening line");
     let listening: serde_json::Value = serde_json::from_str(&line).expect("JSON line");
-    let node = Node { child, addr: listening["addr"].as_str().expect("addr").to_string() };
+    let node = Node {
+        child,
+        addr: listening["addr"].as_str().expect("addr").to_string(),
+    };
     let url = format!("http://{}/v1/counters/views/home", node.addr);
     let (status, body) = request("POST", &url, Some(r#"{"delta":1,"cl":"QUORUM"}"#));
     assert_eq!(status, 504, "{body}");
     assert_eq!(body["error"], "write_timeout");
-    assert_eq!((body["received"].as_u64(), body["block_for"].as_u64()), (Some(1), Some(2)));
+    assert_eq!(
+        (body["received"].as_u64(), body["block_for"].as_u64()),
+        (Some(1), Some(2))
+    );
     let (status, body) = request("POST", &url, Some(r#"{"delta":1,"cl":"ALL"}"#));
     assert_eq!((status, body["error"].as_str()), (503, Some("unavailable")));
     // The timed-out write was applied on the leader: a read at ONE sees it.

@@ -42,7 +42,9 @@ pub fn node_pids(run_dir: &Path) -> Vec<u32> {
 pub fn is_live_node(pid: u32) -> bool {
     let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-    let zombie = status.lines().any(|l| l.starts_with("State:") && l.contains('Z'));
+    let zombie = status
+        .lines()
+        .any(|l| l.starts_with("State:") && l.contains('Z'));
     let is_node = String::from_utf8_lossy(&cmdline).contains("node\0--id");
     is_node && !zombie
 }
@@ -66,7 +68,8 @@ pub fn wait_for_nodes(results: &Path, limit: Duration) -> Vec<u32> {
         let workload = results.join("hot-counter");
         if let Ok(entries) = std::fs::read_dir(&workload) {
             for entry in entries.flatten() {
-                let text = std::fs::read_to_string(entry.path().join("run.json")).unwrap_or_default();
+                let text =
+                    std::fs::read_to_string(entry.path().join("run.json")).unwrap_or_default();
                 if let Ok(run) = serde_json::from_str::<serde_json::Value>(&text) {
                     if run["nodes"].as_array().is_some_and(|n| !n.is_empty()) {
                         return node_pids(&entry.path());

@@ -31,7 +31,7 @@ impl Magnitude {
     fn record(&mut self, error: i64) {
         self.reads += 1;
         self.max = self.max.max(error);
-        self.sum += error;
+        self.sum = self.sum.saturating_add(error);
     }
 }
 
@@ -78,12 +78,12 @@ impl ReadBounds {
 
     /// By how much the read exceeded the upper bound (0 when it did not).
     pub fn overcount(&self) -> i64 {
-        (self.count() - self.upper).max(0)
+        self.count().saturating_sub(self.upper).max(0)
     }
 
     /// By how much the read fell short of the lower bound (0 when it did not).
     pub fn undercount(&self) -> i64 {
-        (self.lower - self.count()).max(0)
+        self.lower.saturating_sub(self.count()).max(0)
     }
 }
 
@@ -208,7 +208,9 @@ impl CounterChecker {
             self.finalize(id);
         }
         let mut result = self.result;
-        result.errors.sort_by_key(|r| (std::cmp::Reverse(error_of(r)), r.index));
+        result
+            .errors
+            .sort_by_key(|r| (std::cmp::Reverse(error_of(r)), r.index));
         result.errors.truncate(ERRORS_KEPT);
         result.read_bounds.sort_by_key(|r| r.index);
         let verdict = if result.overcount.reads + result.undercount.reads > 0 {
@@ -226,9 +228,7 @@ impl CounterChecker {
         let key = op.key.clone().unwrap_or_default();
         let open = match op.f {
             F::Add => self.invoke_add(op, key),
-            F::Read if !self.keys.get(&key).is_some_and(|k| k.deleted) => {
-                self.invoke_read(op, key)
-            }
+            F::Read if !self.keys.get(&key).is_some_and(|k| k.deleted) => self.invoke_read(op, key),
             F::Delete => {
                 self.keys.entry(key).or_default().deleted = true;
                 Open::Unchecked
@@ -287,8 +287,8 @@ impl CounterChecker {
                 invoke_time: op.time,
                 time: op.time,
                 value: None,
-                lower: state.definite + state.maybe_low,
-                upper: state.definite + state.maybe_high,
+                lower: state.definite.saturating_add(state.maybe_low),
+                upper: state.definite.saturating_add(state.maybe_high),
                 node: None,
             },
             pending: 0,
@@ -342,8 +342,8 @@ impl CounterChecker {
             read.pending -= 1;
             if may_have_happened && !read.counted.contains(&root) {
                 read.counted.push(root);
-                read.bounds.lower += low;
-                read.bounds.upper += high;
+                read.bounds.lower = read.bounds.lower.saturating_add(low);
+                read.bounds.upper = read.bounds.upper.saturating_add(high);
             }
             self.finalize_if_ready(*id);
         }
@@ -351,18 +351,18 @@ impl CounterChecker {
         let state = self.keys.entry(logical.key.clone()).or_default();
         match (outcome, logical.status) {
             (OpType::Ok, Status::Maybe) => {
-                state.maybe_low -= low;
-                state.maybe_high -= high;
-                state.definite += delta;
+                state.maybe_low = state.maybe_low.saturating_sub(low);
+                state.maybe_high = state.maybe_high.saturating_sub(high);
+                state.definite = state.definite.saturating_add(delta);
                 logical.status = Status::Definite;
             }
             (OpType::Ok, Status::Pending) => {
-                state.definite += delta;
+                state.definite = state.definite.saturating_add(delta);
                 logical.status = Status::Definite;
             }
             (OpType::Info, Status::Pending) => {
-                state.maybe_low += low;
-                state.maybe_high += high;
+                state.maybe_low = state.maybe_low.saturating_add(low);
+                state.maybe_high = state.maybe_high.saturating_add(high);
                 logical.status = Status::Maybe;
             }
             _ => {}

@@ -70,7 +70,14 @@ fn ideal_history(steps: &[Step]) -> Vec<Op> {
                 } else {
                     (F::Read, json!(null))
                 };
-                let index = push(&mut ops, ids[p], OpType::Invoke, f, value, retry.map(|r| r.0));
+                let index = push(
+                    &mut ops,
+                    ids[p],
+                    OpType::Invoke,
+                    f,
+                    value,
+                    retry.map(|r| r.0),
+                );
                 // Remember whether the original already took effect, for the retry's turn.
                 timed_out[p] = retry.map(|(_, d, applied)| (index, d, applied));
                 current[p] = Some(s);
@@ -109,7 +116,9 @@ fn ideal_history(steps: &[Step]) -> Vec<Op> {
                         let invoke = ops
                             .iter()
                             .rev()
-                            .find(|o| o.process == Process::Client(ids[p]) && o.kind == OpType::Invoke)
+                            .find(|o| {
+                                o.process == Process::Client(ids[p]) && o.kind == OpType::Invoke
+                            })
                             .map(|o| o.index)
                             .expect("invoke recorded");
                         timed_out[p] = Some((invoke, op.delta, applied));

@@ -138,7 +138,14 @@ async fn spawn(
     };
     let log_file = std::fs::File::create(&log).map_err(spawn_error)?;
     let mut child = Command::new(binary)
-        .args(["node", "--id", id, "--listen", "127.0.0.1:0", "--exit-with-parent"])
+        .args([
+            "node",
+            "--id",
+            id,
+            "--listen",
+            "127.0.0.1:0",
+            "--exit-with-parent",
+        ])
         .arg("--write-timeout-ms")
         .arg(settings.write_timeout_ms.to_string())
         .arg("--read-timeout-ms")
@@ -156,7 +163,10 @@ async fn spawn(
         reason,
         log: log.clone(),
     };
-    let stdout = child.stdout.take().ok_or_else(|| not_ready("no stdout".into()))?;
+    let stdout = child
+        .stdout
+        .take()
+        .ok_or_else(|| not_ready("no stdout".into()))?;
     let mut lines = BufReader::new(stdout).lines();
     let line = match tokio::time::timeout(START_TIMEOUT, lines.next_line()).await {
         Ok(Ok(Some(line))) => line,

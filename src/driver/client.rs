@@ -115,9 +115,18 @@ async fn error_outcome(response: reqwest::Response, may_apply: bool) -> Outcome 
 }
 
 impl CounterClient for HttpClient {
-    async fn add(&self, node: usize, key: &CounterKey, delta: i64, cl: ConsistencyLevel) -> Outcome {
+    async fn add(
+        &self,
+        node: usize,
+        key: &CounterKey,
+        delta: i64,
+        cl: ConsistencyLevel,
+    ) -> Outcome {
         let url = key.url(self.addr(node), &["v1", "counters"]);
-        let body = AddRequest { delta, cl: Some(cl) };
+        let body = AddRequest {
+            delta,
+            cl: Some(cl),
+        };
         match self.http.post(url).json(&body).send().await {
             Ok(r) if r.status().is_success() => Outcome {
                 kind: OpType::Ok,

@@ -169,8 +169,21 @@ fn complete<C>(
     Ok(())
 }
 
-fn op(process: u64, kind: OpType, f: F, key: &CounterKey, value: Value, cl: ConsistencyLevel) -> Op {
-    let mut op = Op::new(Process::Client(process), kind, f, Some(key.to_string()), value);
+fn op(
+    process: u64,
+    kind: OpType,
+    f: F,
+    key: &CounterKey,
+    value: Value,
+    cl: ConsistencyLevel,
+) -> Op {
+    let mut op = Op::new(
+        Process::Client(process),
+        kind,
+        f,
+        Some(key.to_string()),
+        value,
+    );
     op.cl = Some(cl.to_string());
     op
 }

@@ -21,9 +21,10 @@ impl Progress {
     pub fn start(recorder: Arc<Recorder>, limit: Duration) -> Self {
         let bar = std::io::stderr().is_terminal().then(|| {
             let bar = ProgressBar::new(limit.as_secs().max(1));
-            let style = ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos}/{len}s {msg}")
-                .unwrap_or_else(|_| ProgressStyle::default_bar())
-                .progress_chars("=> ");
+            let style =
+                ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos}/{len}s {msg}")
+                    .unwrap_or_else(|_| ProgressStyle::default_bar())
+                    .progress_chars("=> ");
             bar.set_style(style);
             bar
         });

@@ -61,14 +61,4 @@ impl Recorder {
         }
         Ok(op.index)
     }
-
-    /// Ops recorded so far.
-    pub fn len(&self) -> u64 {
-        self.writer.lock().unwrap_or_else(|e| e.into_inner()).1
-    }
-
-    /// Whether nothing has been recorded.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
 }

@@ -151,7 +151,11 @@ impl CounterKey {
         let mut url = reqwest::Url::parse(&format!("http://{addr}/"))
             .unwrap_or_else(|_| reqwest::Url::parse("http://127.0.0.1/").expect("static URL"));
         if let Ok(mut segments) = url.path_segments_mut() {
-            segments.pop_if_empty().extend(prefix).push(&self.partition).push(&self.cell);
+            segments
+                .pop_if_empty()
+                .extend(prefix)
+                .push(&self.partition)
+                .push(&self.cell);
         }
         url
     }

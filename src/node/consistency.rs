@@ -95,8 +95,14 @@ mod tests {
 
     #[test]
     fn any_is_refused_for_counters() {
-        assert_eq!("ANY".parse::<ConsistencyLevel>(), Err(ConsistencyError::Any));
-        assert!(matches!("TWO".parse::<ConsistencyLevel>(), Err(ConsistencyError::Unknown(_))));
+        assert_eq!(
+            "ANY".parse::<ConsistencyLevel>(),
+            Err(ConsistencyError::Any)
+        );
+        assert!(matches!(
+            "TWO".parse::<ConsistencyLevel>(),
+            Err(ConsistencyError::Unknown(_))
+        ));
         assert_eq!("quorum".parse::<ConsistencyLevel>(), Ok(Quorum));
     }
 }

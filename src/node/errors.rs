@@ -60,8 +60,14 @@ impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let (status, code) = self.status_and_code();
         let (received, block_for) = match self {
-            ApiError::WriteTimeout { received, block_for }
-            | ApiError::ReadTimeout { received, block_for } => (Some(received), Some(block_for)),
+            ApiError::WriteTimeout {
+                received,
+                block_for,
+            }
+            | ApiError::ReadTimeout {
+                received,
+                block_for,
+            } => (Some(received), Some(block_for)),
             ApiError::Unavailable { block_for, .. } => (None, Some(block_for)),
             _ => (None, None),
         };

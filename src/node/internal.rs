@@ -33,12 +33,20 @@ async fn apply_shard(
     write: Result<Json<ShardWrite>, JsonRejection>,
 ) -> Result<(), ApiError> {
     let write = body(write)?;
-    node.store().apply_shard(&write.key, &write.owner, write.shard);
+    node.store()
+        .apply_shard(&write.key, &write.owner, write.shard);
     Ok(())
 }
 
-async fn counter(State(node): Shared, Path((partition, cell)): Path<(String, String)>) -> Json<CounterState> {
-    let counter = node.store().counter(&format!("{partition}/{cell}")).cloned().unwrap_or_default();
+async fn counter(
+    State(node): Shared,
+    Path((partition, cell)): Path<(String, String)>,
+) -> Json<CounterState> {
+    let counter = node
+        .store()
+        .counter(&format!("{partition}/{cell}"))
+        .cloned()
+        .unwrap_or_default();
     Json(CounterState { counter })
 }
 
@@ -48,7 +56,8 @@ async fn repair(
     state: Result<Json<CounterState>, JsonRejection>,
 ) -> Result<(), ApiError> {
     let state = body(state)?;
-    node.store().repair(&format!("{partition}/{cell}"), &state.counter);
+    node.store()
+        .repair(&format!("{partition}/{cell}"), &state.counter);
     Ok(())
 }
 

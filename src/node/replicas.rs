@@ -19,7 +19,11 @@ pub struct Replicas {
 }
 
 /// Notes a peer as down when it could not be reached, and up when it answered.
-fn note(down: &Mutex<HashMap<String, Instant>>, peer: &str, result: &reqwest::Result<reqwest::Response>) {
+fn note(
+    down: &Mutex<HashMap<String, Instant>>,
+    peer: &str,
+    result: &reqwest::Result<reqwest::Response>,
+) {
     let mut down = down.lock().unwrap_or_else(|e| e.into_inner());
     match result {
         Err(e) if e.is_connect() => {
@@ -71,7 +75,12 @@ impl Replicas {
     pub fn replicate(&self, write: ShardWrite) -> mpsc::Receiver<()> {
         let (tx, rx) = mpsc::channel(self.peers().len().max(1));
         for (id, addr) in self.peers() {
-            let (tx, http, write, down) = (tx.clone(), self.http.clone(), write.clone(), self.down.clone());
+            let (tx, http, write, down) = (
+                tx.clone(),
+                self.http.clone(),
+                write.clone(),
+                self.down.clone(),
+            );
             tokio::spawn(async move {
                 let url = format!("http://{addr}/internal/shards");
                 let sent = http.post(url).json(&write).send().await;
@@ -111,7 +120,12 @@ impl Replicas {
             return;
         };
         let url = key.url(&addr, &["internal", "counters"]);
-        let (http, body) = (self.http.clone(), CounterState { counter: counter.clone() });
+        let (http, body) = (
+            self.http.clone(),
+            CounterState {
+                counter: counter.clone(),
+            },
+        );
         tokio::spawn(async move {
             if let Err(e) = http.post(url).json(&body).send().await {
                 tracing::debug!(peer = %addr, error = %e, "read repair failed");

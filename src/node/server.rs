@@ -1,6 +1,8 @@
 //! The node's HTTP shell: the data plane of DESIGN.md, coordinating replicas around the store.
 
-use super::api::{AddRequest, AddResponse, ClQuery, CounterKey, Listening, ReadResponse, ShardWrite};
+use super::api::{
+    AddRequest, AddResponse, ClQuery, CounterKey, Listening, ReadResponse, ShardWrite,
+};
 use super::errors::ApiError;
 use super::replicas::{gather, Replicas};
 use super::shards::Counter;
@@ -98,7 +100,10 @@ fn router(node: Arc<Node>) -> Router {
             "/v1/counters/{partition}/{cell}",
             post(add).get(read).delete(delete_cell),
         )
-        .route("/v1/counters/{partition}", get(scan).delete(delete_partition))
+        .route(
+            "/v1/counters/{partition}",
+            get(scan).delete(delete_partition),
+        )
         .merge(internal::routes())
         .fallback(|uri: axum::http::Uri| async move { ApiError::NotFound(uri.path().to_string()) })
         .with_state(node)
@@ -131,7 +136,9 @@ async fn add(
     let Json(request) = body.map_err(|e| ApiError::BadRequest(e.body_text()))?;
     let block_for = node.block_for(request.cl.unwrap_or_default())?;
     let deadline = Instant::now() + node.write_timeout;
-    let shard = node.store().lead_add(&key.to_string(), request.delta, now_micros());
+    let shard = node
+        .store()
+        .lead_add(&key.to_string(), request.delta, now_micros());
     let acks = node.replicas.replicate(ShardWrite {
         key: key.to_string(),
         owner: node.id.clone(),
@@ -140,9 +147,14 @@ async fn add(
     let received = 1 + gather(acks, block_for - 1, deadline).await.len();
     if received < block_for {
         tracing::info!(%key, received, block_for, "write timed out");
-        return Err(ApiError::WriteTimeout { received, block_for });
+        return Err(ApiError::WriteTimeout {
+            received,
+            block_for,
+        });
     }
-    Ok(Json(AddResponse { node: node.id.clone() }))
+    Ok(Json(AddResponse {
+        node: node.id.clone(),
+    }))
 }
 
 /// Merges the coordinator's version with enough peers' to meet the consistency level, and
@@ -155,7 +167,11 @@ async fn read(
     let key = key_of(&partition, &cell)?;
     let block_for = node.block_for(cl_of(query)?)?;
     let deadline = Instant::now() + node.read_timeout;
-    let local = node.store().counter(&key.to_string()).cloned().unwrap_or_default();
+    let local = node
+        .store()
+        .counter(&key.to_string())
+        .cloned()
+        .unwrap_or_default();
     let answers = if block_for > 1 {
         gather(node.replicas.fetch(&key), block_for - 1, deadline).await
     } else {
@@ -163,7 +179,10 @@ async fn read(
     };
     let received = 1 + answers.len();
     if received < block_for {
-        return Err(ApiError::ReadTimeout { received, block_for });
+        return Err(ApiError::ReadTimeout {
+            received,
+            block_for,
+        });
     }
     let mut merged: Counter = local.clone();
     for (_, counter) in &answers {

@@ -66,14 +66,23 @@ mod tests {
     fn counter(shards: &[(&str, u64, i64)]) -> Counter {
         let mut c = Counter::default();
         for (node, clock, count) in shards {
-            c.merge_shard(node, Shard { clock: *clock, count: *count });
+            c.merge_shard(
+                node,
+                Shard {
+                    clock: *clock,
+                    count: *count,
+                },
+            );
         }
         c
     }
 
     #[test]
     fn the_value_is_the_sum_of_the_shards() {
-        assert_eq!(counter(&[("n1", 5, 3), ("n2", 9, -1), ("n3", 1, 10)]).value(), 12);
+        assert_eq!(
+            counter(&[("n1", 5, 3), ("n2", 9, -1), ("n3", 1, 10)]).value(),
+            12
+        );
     }
 
     #[test]

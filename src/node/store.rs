@@ -29,7 +29,11 @@ impl Store {
     /// adds `delta`, stores the result and returns the shard to replicate.
     pub fn lead_add(&mut self, key: &str, delta: i64, now_micros: u64) -> Shard {
         let counter = self.counters.entry(key.to_string()).or_default();
-        let old = counter.shards.get(&self.node).copied().unwrap_or(Shard { clock: 0, count: 0 });
+        let old = counter
+            .shards
+            .get(&self.node)
+            .copied()
+            .unwrap_or(Shard { clock: 0, count: 0 });
         let shard = Shard {
             clock: now_micros.max(old.clock + 1),
             count: old.count + delta,
@@ -51,7 +55,10 @@ impl Store {
         if counter.shards.is_empty() {
             return false;
         }
-        self.counters.entry(key.to_string()).or_default().merge(counter)
+        self.counters
+            .entry(key.to_string())
+            .or_default()
+            .merge(counter)
     }
 
     /// The counter as this node knows it; `None` when it has never heard of it.
@@ -67,28 +74,72 @@ mod tests {
     #[test]
     fn the_leader_clock_follows_time_and_never_goes_back() {
         let mut store = Store::new("n1");
-        assert_eq!(store.lead_add("a/b", 2, 1_000), Shard { clock: 1_000, count: 2 });
+        assert_eq!(
+            store.lead_add("a/b", 2, 1_000),
+            Shard {
+                clock: 1_000,
+                count: 2
+            }
+        );
         // The clock stepped back (skew, NTP): the shard's clock still moves forward.
-        assert_eq!(store.lead_add("a/b", 3, 900), Shard { clock: 1_001, count: 5 });
-        assert_eq!(store.lead_add("a/b", -1, 5_000), Shard { clock: 5_000, count: 4 });
+        assert_eq!(
+            store.lead_add("a/b", 3, 900),
+            Shard {
+                clock: 1_001,
+                count: 5
+            }
+        );
+        assert_eq!(
+            store.lead_add("a/b", -1, 5_000),
+            Shard {
+                clock: 5_000,
+                count: 4
+            }
+        );
         assert_eq!(store.counter("a/b").map(Counter::value), Some(4));
     }
 
     #[test]
     fn a_leader_adds_to_its_own_shard_only() {
         let mut store = Store::new("n2");
-        store.apply_shard("a/b", "n1", Shard { clock: 10, count: 7 });
+        store.apply_shard(
+            "a/b",
+            "n1",
+            Shard {
+                clock: 10,
+                count: 7,
+            },
+        );
         store.lead_add("a/b", 1, 20);
         let counter = store.counter("a/b").expect("exists");
-        assert_eq!(counter.shards["n1"], Shard { clock: 10, count: 7 });
-        assert_eq!(counter.shards["n2"], Shard { clock: 20, count: 1 });
+        assert_eq!(
+            counter.shards["n1"],
+            Shard {
+                clock: 10,
+                count: 7
+            }
+        );
+        assert_eq!(
+            counter.shards["n2"],
+            Shard {
+                clock: 20,
+                count: 1
+            }
+        );
         assert_eq!(counter.value(), 8);
     }
 
     #[test]
     fn a_stale_replicated_shard_is_ignored() {
         let mut store = Store::new("n2");
-        assert!(store.apply_shard("a/b", "n1", Shard { clock: 10, count: 7 }));
+        assert!(store.apply_shard(
+            "a/b",
+            "n1",
+            Shard {
+                clock: 10,
+                count: 7
+            }
+        ));
         assert!(!store.apply_shard("a/b", "n1", Shard { clock: 9, count: 6 }));
         assert_eq!(store.counter("a/b").map(Counter::value), Some(7));
     }

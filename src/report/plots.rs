@@ -172,6 +172,16 @@ fn write_png(
     }
 }
 
+/// A chart whose axes are built from the ranges `X` and `Y`.
+type Chart<'a, DB, X, Y> = ChartContext<
+    'a,
+    DB,
+    Cartesian2d<<X as AsRangedCoord>::CoordDescType, <Y as AsRangedCoord>::CoordDescType>,
+>;
+
+/// A chart with two linear axes.
+type LinearChart<'a, DB> = ChartContext<'a, DB, Cartesian2d<RangedCoordf64, RangedCoordf64>>;
+
 /// A chart's title and axis descriptions.
 struct Labels<'t> {
     title: &'t str,
@@ -185,7 +195,7 @@ fn chart<'a, DB, X, Y>(
     labels: &Labels<'_>,
     x: X,
     y: Y,
-) -> Result<ChartContext<'a, DB, Cartesian2d<X::CoordDescType, Y::CoordDescType>>, String>
+) -> Result<Chart<'a, DB, X, Y>, String>
 where
     DB: DrawingBackend,
     X: AsRangedCoord,
@@ -252,7 +262,9 @@ fn dot(colour: RGBColor) -> impl Fn(Px) -> Circle<Px, i32> {
 
 /// Every k-th item, with k chosen so that at most about [`MAX_POINTS`] remain.
 fn thin<T>(items: &[T]) -> impl Iterator<Item = &T> {
-    items.iter().step_by(items.len().div_ceil(MAX_POINTS).max(1))
+    items
+        .iter()
+        .step_by(items.len().div_ceil(MAX_POINTS).max(1))
 }
 
 /// Nanoseconds as seconds.
@@ -262,7 +274,11 @@ fn seconds(ns: u64) -> f64 {
 
 /// A time axis from the start of the run to a little past `end_ns` (0..1 s when nothing happened).
 fn time_axis(end_ns: u64) -> Range<f64> {
-    0.0..if end_ns == 0 { 1.0 } else { seconds(end_ns) * 1.02 }
+    0.0..if end_ns == 0 {
+        1.0
+    } else {
+        seconds(end_ns) * 1.02
+    }
 }
 
 /// The top of an axis whose data spans `lo..hi`, leaving the upper part free for the legend.
@@ -299,7 +315,16 @@ fn latency_axis(spans: &[Span]) -> Range<f64> {
 /// a triangle for a read, a diamond otherwise.
 fn outline(f: &F) -> Vec<Px> {
     match f {
-        F::Add => vec![(-2, -4), (2, -4), (4, -2), (4, 2), (2, 4), (-2, 4), (-4, 2), (-4, -2)],
+        F::Add => vec![
+            (-2, -4),
+            (2, -4),
+            (4, -2),
+            (4, 2),
+            (2, 4),
+            (-2, 4),
+            (-4, 2),
+            (-4, -2),
+        ],
         F::Read => vec![(0, -5), (5, 4), (-5, 4)],
         _ => vec![(0, -5), (5, 0), (0, 5), (-5, 0)],
     }
@@ -429,23 +454,40 @@ fn draw_throughput<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, spans: &[S
     legend(&mut chart)
 }
 
-/// Draws one throughput line: coloured by outcome; solid for add, dashed for read, dotted otherwise.
-fn draw_line<DB: DrawingBackend>(
-    chart: &mut ChartContext<'_, DB, Cartesian2d<RangedCoordf64, RangedCoordf64>>,
+/// The (dash, gap) lengths of an f's line, in pixels: solid for add, dashed for read, dotted otherwise.
+fn dashes(f: &F) -> (u32, u32) {
+    match f {
+        F::Add => (20, 0),
+        F::Read => (8, 5),
+        _ => (2, 5),
+    }
+}
+
+/// Draws one throughput line: coloured by outcome, dashed by f.
+fn draw_line<'a, DB: DrawingBackend + 'a>(
+    chart: &mut LinearChart<'a, DB>,
     line: &Line,
     width: f64,
 ) -> Drawn {
     let style = outcome_colour(line.kind).stroke_width(2);
     let points = steps(&line.points, width);
-    let series = match line.f {
-        F::Add => chart.draw_series(LineSeries::new(points, style)),
-        F::Read => chart.draw_series(DashedLineSeries::new(points, 8, 5, style)),
-        _ => chart.draw_series(DashedLineSeries::new(points, 2, 4, style)),
+    let (dash, gap) = dashes(&line.f);
+    let series = if gap == 0 {
+        chart.draw_series(LineSeries::new(points, style))
+    } else {
+        chart.draw_series(DashedLineSeries::new(points, dash, gap, style))
     }
     .map_err(failed)?;
+    let dash_at = move |start: u32| {
+        let (from, to) = (start.min(20), (start + dash).min(20));
+        PathElement::new(vec![(from as i32, 0), (to as i32, 0)], style)
+    };
     series
         .label(format!("{} {}", line.f, line.kind.as_str()))
-        .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], style));
+        .legend(move |at| {
+            let step = dash + gap;
+            EmptyElement::at(at) + dash_at(0) + dash_at(step) + dash_at(2 * step)
+        });
     Ok(())
 }
 
@@ -463,17 +505,25 @@ fn hot_key(reads: &[ReadBounds]) -> Option<&str> {
 
 /// The counter chart's value axis: every bound and value, with a margin.
 fn counter_axis(reads: &[&ReadBounds]) -> Range<f64> {
-    let lo = reads.iter().map(|r| r.lower.min(r.count())).min().unwrap_or(0);
-    let hi = reads.iter().map(|r| r.upper.max(r.count())).max().unwrap_or(0);
+    let lo = reads
+        .iter()
+        .map(|r| r.lower.min(r.count()))
+        .min()
+        .unwrap_or(0);
+    let hi = reads
+        .iter()
+        .map(|r| r.upper.max(r.count()))
+        .max()
+        .unwrap_or(0);
     let (lo, hi) = (lo as f64 - 1.0, hi as f64 + 1.0);
     lo..headroom(lo, hi)
 }
 
 /// Draws reads as their allowed range (a vertical segment) and their value (a dot).
 fn draw_reads<DB: DrawingBackend>(
-    chart: &mut ChartContext<'_, DB, Cartesian2d<RangedCoordf64, RangedCoordf64>>,
+    chart: &mut LinearChart<'_, DB>,
     reads: &[&ReadBounds],
-    (band, dot, size): (RGBColor, RGBColor, i32),
+    (band, value, size): (RGBColor, RGBColor, i32),
 ) -> Drawn {
     let bands = reads.iter().map(|r| {
         let t = seconds(r.time);
@@ -485,9 +535,29 @@ fn draw_reads<DB: DrawingBackend>(
     chart.draw_series(bands).map_err(failed)?;
     let dots = reads
         .iter()
-        .map(|r| Circle::new((seconds(r.time), r.count() as f64), size, dot.filled()));
+        .map(|r| Circle::new((seconds(r.time), r.count() as f64), size, value.filled()));
     chart.draw_series(dots).map_err(failed)?;
     Ok(())
+}
+
+/// A key's reads as drawn: those within bounds (thinned), and every one out of bounds.
+struct ReadGroups<'r> {
+    fine: Vec<&'r ReadBounds>,
+    under: Vec<&'r ReadBounds>,
+    over: Vec<&'r ReadBounds>,
+}
+
+/// Splits reads by whether they are within bounds; only those within bounds are thinned.
+fn group_reads<'r>(reads: &[&'r ReadBounds]) -> ReadGroups<'r> {
+    let (over, rest): (Vec<&ReadBounds>, Vec<&ReadBounds>) =
+        reads.iter().partition(|r| r.overcount() > 0);
+    let (under, fine): (Vec<&ReadBounds>, Vec<&ReadBounds>) =
+        rest.into_iter().partition(|r| r.undercount() > 0);
+    ReadGroups {
+        fine: thin(&fine).copied().collect(),
+        under,
+        over,
+    }
 }
 
 /// The counter chart: each read of `key` against the range the history allows it.
@@ -504,21 +574,26 @@ fn draw_counter<DB: DrawingBackend>(
     };
     let end = reads.iter().map(|r| r.time).max().unwrap_or(0);
     let mut chart = chart(root, &labels, time_axis(end), counter_axis(reads))?;
-    let (over, rest): (Vec<&ReadBounds>, _) = reads.iter().partition(|r| r.overcount() > 0);
-    let (under, fine): (Vec<&ReadBounds>, Vec<&ReadBounds>) =
-        rest.into_iter().partition(|r| r.undercount() > 0);
-    let fine: Vec<&ReadBounds> = thin(&fine).copied().collect();
-    draw_reads(&mut chart, &fine, (BAND_COLOUR, VALUE_COLOUR, 2))?;
-    draw_reads(&mut chart, &under, (UNDER_COLOUR, UNDER_COLOUR, 4))?;
-    draw_reads(&mut chart, &over, (OVER_COLOUR, OVER_COLOUR, 4))?;
+    let groups = group_reads(reads);
+    draw_reads(&mut chart, &groups.fine, (BAND_COLOUR, VALUE_COLOUR, 2))?;
+    draw_reads(&mut chart, &groups.under, (UNDER_COLOUR, UNDER_COLOUR, 4))?;
+    draw_reads(&mut chart, &groups.over, (OVER_COLOUR, OVER_COLOUR, 4))?;
+    let (over, under) = (groups.over.len(), groups.under.len());
     let range = "allowed range [lower, upper]".to_string();
     entry(&mut chart, range, |(x, y)| {
-        PathElement::new(vec![(x + 10, y - 6), (x + 10, y + 6)], BAND_COLOUR.stroke_width(3))
+        PathElement::new(
+            vec![(x + 10, y - 6), (x + 10, y + 6)],
+            BAND_COLOUR.stroke_width(3),
+        )
     })?;
-    let value = format!("read value ({})", reads.len());
+    let value = format!("read within bounds ({})", reads.len() - over - under);
     entry(&mut chart, value, dot(VALUE_COLOUR))?;
-    entry(&mut chart, format!("overcount ({})", over.len()), dot(OVER_COLOUR))?;
-    entry(&mut chart, format!("undercount ({})", under.len()), dot(UNDER_COLOUR))?;
+    entry(&mut chart, format!("overcount ({over})"), dot(OVER_COLOUR))?;
+    entry(
+        &mut chart,
+        format!("undercount ({under})"),
+        dot(UNDER_COLOUR),
+    )?;
     legend(&mut chart)
 }
 
@@ -550,6 +625,7 @@ mod tests {
         h.ops().to_vec()
     }
 
+    /// Every ok read's bounds, as the counter checker computes them.
     fn read_bounds(history: &[Op]) -> Vec<ReadBounds> {
         let mut checker = CounterChecker::keeping_reads();
         for op in history {
@@ -558,6 +634,7 @@ mod tests {
         checker.finish().read_bounds
     }
 
+    /// A read of `key` completing at `time` that returned `value` and allows `lower..=upper`.
     fn bounds(key: &str, time: u64, value: i64, (lower, upper): (i64, i64)) -> ReadBounds {
         ReadBounds {
             key: key.to_string(),
@@ -572,6 +649,7 @@ mod tests {
         }
     }
 
+    /// A span, briefly.
     fn span(f: F, kind: OpType, start: u64, latency: u64) -> Span {
         Span {
             f,
@@ -585,14 +663,24 @@ mod tests {
     fn names(paths: &[PathBuf]) -> Vec<String> {
         paths
             .iter()
-            .map(|p| p.file_name().expect("a file name").to_string_lossy().into_owned())
+            .map(|p| {
+                p.file_name()
+                    .expect("a file name")
+                    .to_string_lossy()
+                    .into_owned()
+            })
             .collect()
     }
 
     /// Asserts that `path` is a PNG of the chart size, by its signature and IHDR chunk.
     fn assert_png_of_chart_size(path: &Path) {
         let bytes = std::fs::read(path).expect("the chart file");
-        assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n", "{} is not a PNG", path.display());
+        assert_eq!(
+            &bytes[..8],
+            b"\x89PNG\r\n\x1a\n",
+            "{} is not a PNG",
+            path.display()
+        );
         assert_eq!(&bytes[12..16], b"IHDR");
         let width = u32::from_be_bytes(bytes[16..20].try_into().expect("4 bytes"));
         let height = u32::from_be_bytes(bytes[20..24].try_into().expect("4 bytes"));
@@ -615,14 +703,6 @@ mod tests {
     fn pixels(buf: &[u8], colour: RGBColor) -> usize {
         let RGBColor(r, g, b) = colour;
         buf.chunks_exact(3).filter(|px| px == &[r, g, b]).count()
-    }
-
-    #[test]
-    fn preview_tmp() {
-        let history = history();
-        let reads = read_bounds(&history);
-        render_all(&history, &reads, Path::new("/tmp/plots_preview/small")).expect("r");
-        render_all(&[], &[], Path::new("/tmp/plots_preview/empty")).expect("r");
     }
 
     #[test]
@@ -660,7 +740,10 @@ mod tests {
         let out = dir.path().join("plots");
         let history = history();
         let written = render_all(&history, &read_bounds(&history), &out).expect("rendered");
-        assert_eq!(names(&written), ["latency.png", "throughput.png", "counter.png"]);
+        assert_eq!(
+            names(&written),
+            ["latency.png", "throughput.png", "counter.png"]
+        );
         for path in &written {
             assert!(path.starts_with(&out));
             assert_png_of_chart_size(path);
@@ -688,7 +771,9 @@ mod tests {
             let dir = tempfile::tempdir().expect("a temporary folder");
             let written = render_all(&history, &[], dir.path()).expect("rendered");
             assert_eq!(names(&written), ["latency.png", "throughput.png"]);
-            written.iter().for_each(|path| assert_png_of_chart_size(path));
+            written
+                .iter()
+                .for_each(|path| assert_png_of_chart_size(path));
         }
     }
 
@@ -702,7 +787,12 @@ mod tests {
                 .expect("drawn");
             root.present().expect("presented");
         }
-        assert!(buf.chunks_exact(3).filter(|px| px != &[255, 255, 255]).count() > 100);
+        assert!(
+            buf.chunks_exact(3)
+                .filter(|px| px != &[255, 255, 255])
+                .count()
+                > 100
+        );
     }
 
     #[test]
@@ -744,11 +834,20 @@ mod tests {
         let mut reads: Vec<ReadBounds> = (0..3 * MAX_POINTS as u64)
             .map(|i| bounds("k", i * MS, 5, (0, 10)))
             .collect();
-        reads.push(bounds("k", 77 * MS, 15, (0, 10)));
-        let fine: Vec<&ReadBounds> = reads[..reads.len() - 1].iter().collect();
-        let draw = |reads: &[&ReadBounds]| render(|root| draw_counter(root, "k", reads));
+        reads.insert(77_777, bounds("k", 77 * MS, 15, (0, 10)));
+        reads.insert(88_888, bounds("k", 88 * MS, -1, (0, 10)));
         let all: Vec<&ReadBounds> = reads.iter().collect();
-        assert!(pixels(&draw(&all), OVER_COLOUR) > pixels(&draw(&fine), OVER_COLOUR));
+        let groups = group_reads(&all);
+        assert_eq!(groups.fine.len(), MAX_POINTS);
+        assert!(groups.fine.iter().all(|r| r.count() == 5));
+        assert_eq!(
+            groups.over.iter().map(|r| r.count()).collect::<Vec<_>>(),
+            [15]
+        );
+        assert_eq!(
+            groups.under.iter().map(|r| r.count()).collect::<Vec<_>>(),
+            [-1]
+        );
     }
 
     #[test]
@@ -826,7 +925,13 @@ mod tests {
 
     #[test]
     fn odd_inputs_do_not_panic() {
-        let mut late = Op::new(Process::Client(1), OpType::Invoke, F::Add, None, Value::Null);
+        let mut late = Op::new(
+            Process::Client(1),
+            OpType::Invoke,
+            F::Add,
+            None,
+            Value::Null,
+        );
         late.time = u64::MAX;
         let mut early = late.clone();
         early.kind = OpType::Ok;

@@ -21,7 +21,10 @@ pub fn render(results: &Results, run_dir: Option<&Path>) -> String {
             .as_deref()
             .map(|w| format!("workload {w} · "))
             .unwrap_or_default(),
-        seed = results.seed.map(|s| format!("seed {s} · ")).unwrap_or_default(),
+        seed = results
+            .seed
+            .map(|s| format!("seed {s} · "))
+            .unwrap_or_default(),
         ops = results.ops,
     );
     let _ = writeln!(
@@ -55,13 +58,23 @@ pub fn render(results: &Results, run_dir: Option<&Path>) -> String {
             read.value.map_or("null".to_string(), |v| v.to_string()),
             read.lower,
             read.upper,
-            read.node.as_deref().map(|n| format!(", served by {n}")).unwrap_or_default(),
+            read.node
+                .as_deref()
+                .map(|n| format!(", served by {n}"))
+                .unwrap_or_default(),
         );
     }
     let outcomes: Vec<String> = stats
         .by_f
         .iter()
-        .map(|(f, o)| format!("{f} ok {} fail {} info {}", o.ok, o.fail, o.info + o.pending))
+        .map(|(f, o)| {
+            format!(
+                "{f} ok {} fail {} info {}",
+                o.ok,
+                o.fail,
+                o.info + o.pending
+            )
+        })
         .collect();
     let _ = writeln!(
         out,

@@ -40,7 +40,11 @@ impl Generator {
         Ok(Generator {
             rng: StdRng::seed_from_u64(stream),
             workload: workload.clone(),
-            keys: workload.keys.iter().map(|k| k.parse()).collect::<Result<_, _>>()?,
+            keys: workload
+                .keys
+                .iter()
+                .map(|k| k.parse())
+                .collect::<Result<_, _>>()?,
         })
     }
 

@@ -56,7 +56,9 @@ impl FromStr for RetryPolicy {
                 .parse()
                 .map(RetryPolicy::OnTimeout)
                 .map_err(|_| format!("bad retry count in `{s}`")),
-            _ => Err(format!("unknown retry policy `{s}`: expected `none` or `on-timeout:N`")),
+            _ => Err(format!(
+                "unknown retry policy `{s}`: expected `none` or `on-timeout:N`"
+            )),
         }
     }
 }
@@ -167,25 +169,51 @@ impl Workload {
             path: path.to_path_buf(),
             message: e.to_string(),
         })?;
-        workload.validate().map_err(|message| WorkloadError::Invalid {
-            path: path.to_path_buf(),
-            message,
-        })?;
+        workload
+            .validate()
+            .map_err(|message| WorkloadError::Invalid {
+                path: path.to_path_buf(),
+                message,
+            })?;
         Ok(workload)
     }
 
     /// Checks values that parse but make no sense, naming the field.
     pub fn validate(&self) -> Result<(), String> {
         let problems = [
-            (self.nodes == 0 || self.nodes > 32, "`nodes` must be between 1 and 32"),
-            (!(self.time_limit > 0.0 && self.time_limit <= 7.0 * 86_400.0), "`time_limit` must be above 0 and at most a week of seconds"),
-            (self.concurrency == 0 || self.concurrency > 1_000, "`concurrency` must be between 1 and 1000"),
-            (!(self.rate > 0.0 && self.rate <= 1_000_000.0), "`rate` must be above 0 and at most 1000000"),
+            (
+                self.nodes == 0 || self.nodes > 32,
+                "`nodes` must be between 1 and 32",
+            ),
+            (
+                !(self.time_limit > 0.0 && self.time_limit <= 7.0 * 86_400.0),
+                "`time_limit` must be above 0 and at most a week of seconds",
+            ),
+            (
+                self.concurrency == 0 || self.concurrency > 1_000,
+                "`concurrency` must be between 1 and 1000",
+            ),
+            (
+                !(self.rate > 0.0 && self.rate <= 1_000_000.0),
+                "`rate` must be above 0 and at most 1000000",
+            ),
             (self.ops_limit == 0, "`ops_limit` must be at least 1"),
-            (self.keys.is_empty(), "`keys` must name at least one counter"),
-            (!(0.0..=1.0).contains(&self.add_share), "`add_share` must be between 0 and 1"),
-            (self.deltas.is_empty(), "`deltas` must hold at least one delta"),
-            (self.client_timeout_ms == 0, "`client_timeout_ms` must be at least 1"),
+            (
+                self.keys.is_empty(),
+                "`keys` must name at least one counter",
+            ),
+            (
+                !(0.0..=1.0).contains(&self.add_share),
+                "`add_share` must be between 0 and 1",
+            ),
+            (
+                self.deltas.is_empty(),
+                "`deltas` must hold at least one delta",
+            ),
+            (
+                self.client_timeout_ms == 0,
+                "`client_timeout_ms` must be at least 1",
+            ),
         ];
         if let Some((_, message)) = problems.iter().find(|(bad, _)| *bad) {
             return Err(message.to_string());
@@ -207,7 +235,9 @@ pub fn load(name_or_path: &str) -> Result<Workload, WorkloadError> {
         let file = format!("{name_or_path}.toml");
         vec![
             Path::new("workloads").join(&file),
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("workloads").join(&file),
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("workloads")
+                .join(&file),
         ]
     };
     let Some(path) = candidates.iter().find(|p| p.is_file()) else {
@@ -272,6 +302,9 @@ mod tests {
     fn the_bundled_workloads_load() {
         let w = load("hot-counter").expect("bundled workload");
         assert_eq!(w.name, "hot-counter");
-        assert!(matches!(load("no-such-workload"), Err(WorkloadError::NotFound { .. })));
+        assert!(matches!(
+            load("no-such-workload"),
+            Err(WorkloadError::NotFound { .. })
+        ));
     }
 }

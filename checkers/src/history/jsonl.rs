@@ -235,12 +235,17 @@ mod tests {
     #[test]
     fn bad_json_names_the_line() {
         let text = format!("{GOOD}{{\"index\":3, oops}}\n");
-        assert!(error_of(&text).starts_with("h.jsonl:4: "), "{}", error_of(&text));
+        assert!(
+            error_of(&text).starts_with("h.jsonl:4: "),
+            "{}",
+            error_of(&text)
+        );
     }
 
     #[test]
     fn unknown_type_names_the_line_and_the_variant() {
-        let line = r#"{"index":0,"time":1,"process":1,"type":"maybe","f":"add","key":"a/b","value":1}"#;
+        let line =
+            r#"{"index":0,"time":1,"process":1,"type":"maybe","f":"add","key":"a/b","value":1}"#;
         let err = error_of(&format!("{line}\n"));
         assert!(err.starts_with("h.jsonl:1: "), "{err}");
         assert!(err.contains("maybe"), "{err}");
