@@ -1,10 +1,13 @@
 //! Checking a history offline: read it, run every checker, and write results.json.
 
+use crate::report::linear_page;
 use crate::workload::WorkloadError;
-use checkers::history::{HistoryError, JsonlReader};
+use checkers::history::{read_jsonl, HistoryError, JsonlReader};
+use checkers::linear::LinOptions;
 use checkers::results::{check, CheckOptions, Results};
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 /// Bad arguments or unreadable input: the run or check exits 254.
 #[derive(Debug, thiserror::Error)]
@@ -79,19 +82,44 @@ fn run_facts(run_dir: &Path) -> RunFacts {
         .unwrap_or_default()
 }
 
-/// Runs every checker over the target's history; rewrites results.json in a run folder.
+/// The linearizability search's limits in runs and checks: past them the answer is unknown.
+pub fn run_lin_options() -> LinOptions {
+    LinOptions {
+        time_limit: Some(Duration::from_secs(60)),
+        memory_limit: 2 << 30,
+        ..LinOptions::default()
+    }
+}
+
+/// The file, in a run folder, that explains why the history is not linearizable.
+pub const LIN_PAGE: &str = "linearizability.html";
+
+/// Runs every checker over the target's history; in a run folder, rewrites results.json
+/// and, when the history is not linearizable, the page that explains why.
 pub fn analyse(target: &Target, keep_reads: bool) -> anyhow::Result<Results> {
     let facts = target.run_dir.as_deref().map(run_facts).unwrap_or_default();
     let options = CheckOptions {
         workload: facts.workload.map(|w| w.name),
         seed: facts.seed,
         keep_reads,
+        linearizable: Some(run_lin_options()),
     };
     let mut reader = JsonlReader::open(&target.history).map_err(BadInput::from)?;
     let mut results = check(reader.by_ref(), &options).map_err(BadInput::from)?;
     results.warnings = reader.warnings().to_vec();
     if let Some(dir) = &target.run_dir {
         write_json(&dir.join("results.json"), &results)?;
+        let failure = results
+            .checkers
+            .linearizable
+            .as_ref()
+            .and_then(|l| l.failures.first().map(|f| (l, f)));
+        if let Some((lin, failure)) = failure {
+            let (ops, _) = read_jsonl(&target.history).map_err(BadInput::from)?;
+            let page = dir.join(LIN_PAGE);
+            std::fs::write(&page, linear_page::render(&ops, lin, failure))
+                .map_err(|e| anyhow::anyhow!("writing {}: {e}", page.display()))?;
+        }
     }
     Ok(results)
 }

@@ -20,8 +20,58 @@ pub enum Command {
     Run(RunArgs),
     /// Check a run folder or a history file offline.
     Check(CheckArgs),
+    /// Check a history for linearizability against a model (ours, Jepsen's or Porcupine's).
+    Lin(LinArgs),
+    /// Write a history in another format (Jepsen EDN).
+    Export(ExportArgs),
     /// Serve one bundled counter node (started by `run`; useful by hand too).
     Node(NodeArgs),
+}
+
+/// `checker lin`.
+#[derive(Debug, Args)]
+pub struct LinArgs {
+    /// A history file: history.jsonl, Jepsen or Knossos EDN, a Jepsen log, Porcupine kv.
+    pub path: PathBuf,
+    /// The model: counter, register, cas-register or kv.
+    #[arg(long)]
+    pub model: checkers::linear::ModelKind,
+    /// The initial value, a JSON or EDN scalar (`0`, `nil`, `null`); without it a register
+    /// starts empty and a counter absent.
+    #[arg(long)]
+    pub init: Option<checkers::linear::Val>,
+    /// The file's format (jsonl, edn, jepsen-log, porcupine-kv); detected when left out.
+    #[arg(long)]
+    pub format: Option<checkers::history::Format>,
+    /// Give up after this many seconds: the answer is then unknown.
+    #[arg(long)]
+    pub time_limit: Option<f64>,
+    /// Write the page that explains a violation to this HTML file.
+    #[arg(long)]
+    pub html: Option<PathBuf>,
+    /// Print the result as JSON instead of the summary.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `checker export`.
+#[derive(Debug, Args)]
+pub struct ExportArgs {
+    /// A history file (format detected from its content).
+    pub path: PathBuf,
+    /// The output format; `edn` is Jepsen's.
+    #[arg(long, default_value = "edn")]
+    pub format: ExportFormat,
+    /// Where to write it; stdout when left out.
+    #[arg(long, short)]
+    pub output: Option<PathBuf>,
+}
+
+/// Formats `checker export` writes.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum ExportFormat {
+    /// Jepsen EDN, one op map per line.
+    Edn,
 }
 
 /// `checker run`.

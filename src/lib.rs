@@ -6,6 +6,7 @@ pub mod cli;
 pub mod cluster;
 pub mod driver;
 pub mod node;
+pub mod offline;
 pub mod report;
 pub mod run;
 pub mod run_folder;

@@ -3,10 +3,10 @@
 //! internal error).
 
 use anyhow::Context;
-use checker::analysis::{analyse, BadInput, Target};
-use checker::cli::{CheckArgs, Cli, Command, NodeArgs, RunArgs};
+use checker::analysis::BadInput;
+use checker::cli::{Cli, Command, NodeArgs, RunArgs};
 use checker::node::{serve, NodeConfig};
-use checker::report::summary;
+use checker::offline;
 use checker::run::{run, RunPlan};
 use checker::workload;
 use checkers::Validity;
@@ -20,7 +20,7 @@ const INTERNAL: u8 = 255;
 /// What a command ended in: a verdict, or nothing to judge (a node that stopped).
 enum Done {
     Verdict(Validity),
-    Stopped,
+    NoVerdict,
 }
 
 fn main() -> ExitCode {
@@ -45,7 +45,7 @@ fn main() -> ExitCode {
     });
     match outcome {
         Ok(Ok(Done::Verdict(verdict))) => ExitCode::from(verdict.exit_code() as u8),
-        Ok(Ok(Done::Stopped)) => ExitCode::SUCCESS,
+        Ok(Ok(Done::NoVerdict)) => ExitCode::SUCCESS,
         Ok(Err(e)) => {
             eprintln!("error: {e:#}");
             if e.chain().any(|c| c.is::<BadInput>()) {
@@ -75,8 +75,10 @@ fn init_logging(command: &Command) {
 async fn dispatch(command: Command) -> anyhow::Result<Done> {
     match command {
         Command::Run(args) => run(plan(args)?).await.map(Done::Verdict),
-        Command::Check(args) => check(args).map(Done::Verdict),
-        Command::Node(args) => node(args).await.map(|()| Done::Stopped),
+        Command::Check(args) => offline::check(args).map(Done::Verdict),
+        Command::Lin(args) => offline::lin(args).map(Done::Verdict),
+        Command::Export(args) => offline::export(args).map(|()| Done::NoVerdict),
+        Command::Node(args) => node(args).await.map(|()| Done::NoVerdict),
     }
 }
 
@@ -97,17 +99,6 @@ fn plan(args: RunArgs) -> anyhow::Result<RunPlan> {
         results: args.results,
         panic_after_start: args.panic_after_start,
     })
-}
-
-fn check(args: CheckArgs) -> anyhow::Result<Validity> {
-    let target = Target::resolve(&args.path)?;
-    let results = analyse(&target, false)?;
-    if args.json {
-        println!("{}", serde_json::to_string_pretty(&results)?);
-    } else {
-        print!("{}", summary::render(&results, target.run_dir.as_deref()));
-    }
-    Ok(results.valid)
 }
 
 async fn node(args: NodeArgs) -> anyhow::Result<()> {

@@ -4,6 +4,7 @@
 pub mod builder;
 pub mod counter;
 pub mod history;
+pub mod linear;
 pub mod op;
 pub mod results;
 pub mod stats;

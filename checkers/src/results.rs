@@ -2,6 +2,7 @@
 
 use crate::counter::{CounterChecker, CounterResult};
 use crate::history::HistoryError;
+use crate::linear::{self, LinOptions, LinResult, ModelKind};
 use crate::op::Op;
 use crate::stats::{StatsChecker, StatsResult};
 use crate::validity::Validity;
@@ -16,6 +17,8 @@ pub struct CheckOptions {
     pub seed: Option<u64>,
     /// Keep every read's bounds in the counter result (for charts).
     pub keep_reads: bool,
+    /// Also check linearizability against the ideal counter, within these limits.
+    pub linearizable: Option<LinOptions>,
 }
 
 /// Every checker's result, keyed as in results.json.
@@ -25,6 +28,9 @@ pub struct Checkers {
     pub counter: CounterResult,
     /// Outcome counts.
     pub stats: StatsResult,
+    /// Linearizability against the ideal counter, when asked for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub linearizable: Option<LinResult>,
 }
 
 /// The document written to results.json.
@@ -58,19 +64,40 @@ pub fn check(
         CounterChecker::new()
     };
     let mut stats = StatsChecker::new();
+    let mut kept = Vec::new();
     let mut count = 0;
     for op in ops {
         let op = op?;
         counter.observe(&op);
         stats.observe(&op);
+        if options.linearizable.is_some() {
+            kept.push(op);
+        }
         count += 1;
     }
+    let linearizable = options.linearizable.as_ref().map(|lin| {
+        linear::check(ModelKind::Counter, &kept, lin).unwrap_or_else(|e| LinResult {
+            valid: Validity::Unknown,
+            model: ModelKind::Counter.as_str().to_string(),
+            reason: Some(e.to_string()),
+            ..LinResult::default()
+        })
+    });
     let checkers = Checkers {
         counter: counter.finish(),
         stats: stats.finish(),
+        linearizable,
     };
+    let lin_valid = checkers
+        .linearizable
+        .as_ref()
+        .map_or(Validity::Valid, |l| l.valid);
     Ok(Results {
-        valid: checkers.counter.valid.combine(checkers.stats.valid),
+        valid: checkers
+            .counter
+            .valid
+            .combine(checkers.stats.valid)
+            .combine(lin_valid),
         workload: options.workload.clone(),
         seed: options.seed,
         ops: count,

@@ -2,3 +2,6 @@
 
 mod counter;
 mod counter_properties;
+mod linear;
+mod peer_histories;
+mod readers;

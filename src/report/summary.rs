@@ -1,5 +1,6 @@
 //! The short console summary of a checked history: the verdict and the figures behind it.
 
+use checkers::linear::LinResult;
 use checkers::Results;
 use std::fmt::Write;
 use std::path::Path;
@@ -84,6 +85,10 @@ pub fn render(results: &Results, run_dir: Option<&Path>) -> String {
         stats.unknown_outcomes,
         stats.retries,
     );
+    if let Some(lin) = &results.checkers.linearizable {
+        let page = run_dir.map(|d| d.join(crate::analysis::LIN_PAGE));
+        lin_lines(&mut out, lin, page.as_deref().filter(|p| p.is_file()));
+    }
     for warning in &results.warnings {
         let _ = writeln!(out, "  warning: {warning}");
     }
@@ -91,4 +96,46 @@ pub fn render(results: &Results, run_dir: Option<&Path>) -> String {
         let _ = writeln!(out, "  run folder: {}", dir.display());
     }
     out
+}
+
+/// The summary `checker lin` prints for the history at `path`.
+pub fn render_lin(path: &Path, lin: &LinResult, page: Option<&Path>) -> String {
+    let mut out = format!("{}  {}\n", lin.valid.word(), path.display());
+    lin_lines(&mut out, lin, page);
+    out
+}
+
+fn lin_lines(out: &mut String, lin: &LinResult, page: Option<&Path>) {
+    let _ =
+        writeln!(
+        out,
+        "  linearizable  {}: model {} · {} of {} partitions not linearizable{} · {} ops · {} ms{}",
+        lin.valid.word().to_lowercase(),
+        lin.model,
+        lin.illegal_keys,
+        lin.keys,
+        if lin.unknown_keys > 0 {
+            format!(", {} undecided", lin.unknown_keys)
+        } else {
+            String::new()
+        },
+        lin.ops,
+        lin.elapsed_ms,
+        lin.reason.as_deref().map(|r| format!(" (gave up: {r})")).unwrap_or_default(),
+    );
+    for failure in lin.failures.iter().take(WORST_SHOWN) {
+        let _ = writeln!(
+            out,
+            "    {}: longest linearizable prefix {} of {} ops, leaving the state {}; the op invoked at index {} cannot follow it; look at indices {:?}",
+            failure.key.as_deref().unwrap_or("the history"),
+            failure.linearized.len(),
+            failure.ops,
+            failure.state,
+            failure.failing_op.map_or("?".to_string(), |i| i.to_string()),
+            failure.window,
+        );
+    }
+    if let Some(page) = page {
+        let _ = writeln!(out, "    explained in {}", page.display());
+    }
 }

@@ -1,7 +1,13 @@
 //! Reading and writing histories, and the errors that name where a history is wrong.
 
+mod edn;
+mod edn_writer;
+mod format;
+mod jepsen_log;
 mod jsonl;
 
+pub use edn_writer::write_edn;
+pub use format::{detect, parse_history, read_history, Format, UnknownFormat};
 pub use jsonl::{read_jsonl, JsonlReader, JsonlWriter};
 
 use std::path::PathBuf;

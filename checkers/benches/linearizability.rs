@@ -1,0 +1,218 @@
+//! Benchmark of the linearizability checker: every peer history (Knossos, Porcupine, Jepsen)
+//! and generated counter histories (10, 50, 100 clients; 10 k and 100 k ops), with the time
+//! and the peak heap of each, next to the time to read the same file (the baseline measured
+//! in the same run). Run with `cargo bench -p checkers --bench linearizability`.
+
+use checkers::history::{read_history, Format};
+use checkers::linear::{check, LinOptions, ModelKind, Val};
+use checkers::{Op, OpType, Process, F};
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use serde_json::{json, Value};
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+/// Counts heap bytes in use and the peak since the last reset.
+struct Counting;
+
+static IN_USE: AtomicUsize = AtomicUsize::new(0);
+static PEAK: AtomicUsize = AtomicUsize::new(0);
+
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        let now = IN_USE.fetch_add(layout.size(), Ordering::Relaxed) + layout.size();
+        PEAK.fetch_max(now, Ordering::Relaxed);
+        System.alloc(layout)
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        IN_USE.fetch_sub(layout.size(), Ordering::Relaxed);
+        System.dealloc(ptr, layout)
+    }
+}
+
+#[global_allocator]
+static ALLOC: Counting = Counting;
+
+/// Runs `f`, returning its result, its time and the peak heap growth while it ran.
+fn measure<T>(f: impl FnOnce() -> T) -> (T, Duration, usize) {
+    let base = IN_USE.load(Ordering::Relaxed);
+    PEAK.store(base, Ordering::Relaxed);
+    let start = Instant::now();
+    let out = f();
+    (
+        out,
+        start.elapsed(),
+        PEAK.load(Ordering::Relaxed).saturating_sub(base),
+    )
+}
+
+/// A concurrent history of an ideal counter: every op takes effect at a point between its
+/// call and its return, so the history is linearizable by construction.
+fn generated(clients: usize, total: usize, seed: u64) -> Vec<Op> {
+    let mut rng = StdRng::seed_from_u64(seed);
+    struct Planned {
+        client: usize,
+        call: u64,
+        lin: u64,
+        ret: u64,
+        add: bool,
+    }
+    let mut planned = Vec::with_capacity(total);
+    for client in 0..clients {
+        let mut t = rng.gen_range(0..5);
+        for _ in 0..total / clients {
+            let call = t;
+            let lin = call + rng.gen_range(1..10);
+            let ret = lin + rng.gen_range(1..10);
+            planned.push(Planned {
+                client,
+                call,
+                lin,
+                ret,
+                add: rng.gen_bool(0.7),
+            });
+            t = ret + rng.gen_range(0..5);
+        }
+    }
+    let mut by_lin: Vec<usize> = (0..planned.len()).collect();
+    by_lin.sort_by_key(|&i| (planned[i].lin, i));
+    let mut value = 0i64;
+    let mut read_value = vec![0i64; planned.len()];
+    for &i in &by_lin {
+        if planned[i].add {
+            value += 1;
+        } else {
+            read_value[i] = value;
+        }
+    }
+    let mut events: Vec<(u64, u8, usize)> = Vec::with_capacity(planned.len() * 2);
+    for (i, p) in planned.iter().enumerate() {
+        events.push((p.call, 1, i));
+        events.push((p.ret, 0, i));
+    }
+    events.sort_unstable();
+    events
+        .iter()
+        .enumerate()
+        .map(|(index, &(time, is_call, i))| {
+            let p = &planned[i];
+            let (f, value): (F, Value) = match (p.add, is_call) {
+                (true, _) => (F::Add, json!(1)),
+                (false, 1) => (F::Read, Value::Null),
+                (false, _) => (F::Read, json!(read_value[i])),
+            };
+            let kind = if is_call == 1 {
+                OpType::Invoke
+            } else {
+                OpType::Ok
+            };
+            let mut op = Op::new(
+                Process::Client(p.client as u64),
+                kind,
+                f,
+                Some("c/hot".into()),
+                value,
+            );
+            op.index = index as u64;
+            op.time = time;
+            op
+        })
+        .collect()
+}
+
+fn peer_rows() -> Vec<(PathBuf, Format, ModelKind, Val, String)> {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/peer-histories");
+    let text = std::fs::read_to_string(dir.join("MANIFEST.tsv")).unwrap_or_default();
+    text.lines()
+        .skip(1)
+        .filter_map(|line| {
+            let cols: Vec<&str> = line.split('\t').collect();
+            let (name, init) = cols.get(2)?.split_once('(').unwrap_or((cols[2], "nil)"));
+            Some((
+                dir.join(cols[0]),
+                cols[1].parse().ok()?,
+                name.parse().ok()?,
+                init.trim_end_matches(')').parse().ok()?,
+                cols.get(3)?.to_string(),
+            ))
+        })
+        .collect()
+}
+
+fn main() {
+    let options = |init: Val| LinOptions {
+        init,
+        time_limit: Some(Duration::from_secs(120)),
+        ..LinOptions::default()
+    };
+    println!(
+        "{:<58} {:>8} {:>9} {:>10} {:>10} {:>11}",
+        "history", "ops", "verdict", "check ms", "read ms", "peak heap"
+    );
+    let mut totals: std::collections::BTreeMap<String, (Duration, Duration)> = Default::default();
+    for (path, format, model, init, expected) in peer_rows() {
+        let ((ops, _), read_time, _) =
+            measure(|| read_history(&path, Some(format)).unwrap_or_default());
+        let (result, time, peak) = measure(|| check(model, &ops, &options(init)));
+        let verdict = result
+            .map(|r| format!("{:?}", r.valid))
+            .unwrap_or_else(|e| e.to_string());
+        let name = path
+            .strip_prefix(path.ancestors().nth(3).unwrap_or(&path))
+            .unwrap_or(&path)
+            .display()
+            .to_string();
+        println!(
+            "{name:<58} {:>8} {:>9} {:>10.2} {:>10.2} {:>9.1} MB   (expected {expected})",
+            ops.len(),
+            verdict,
+            ms(time),
+            ms(read_time),
+            mb(peak)
+        );
+        let set = name.split('/').take(2).collect::<Vec<_>>().join("/");
+        let entry = totals.entry(set).or_default();
+        entry.0 += time;
+        entry.1 += read_time;
+    }
+    for clients in [10, 50, 100] {
+        for total in [10_000, 100_000] {
+            let ops = generated(clients, total, 7);
+            let (result, time, peak) =
+                measure(|| check(ModelKind::Counter, &ops, &options(Val::Int(0))));
+            let verdict = result
+                .map(|r| format!("{:?}", r.valid))
+                .unwrap_or_else(|e| e.to_string());
+            let name = format!("generated counter, {clients} clients, {total} ops");
+            println!(
+                "{name:<58} {:>8} {:>9} {:>10.2} {:>10} {:>9.1} MB",
+                ops.len(),
+                verdict,
+                ms(time),
+                "-",
+                mb(peak)
+            );
+        }
+    }
+    println!();
+    for (set, (check_time, read_time)) in totals {
+        println!(
+            "{set:<30} check {:>9.2} ms in total, read {:>8.2} ms (check/read {:.1}x)",
+            ms(check_time),
+            ms(read_time),
+            check_time.as_secs_f64() / read_time.as_secs_f64().max(1e-9)
+        );
+    }
+    println!("Porcupine (Go, README): all 102 etcd histories ~440 ms, kv with 50 clients ~180 ms");
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
+
+fn mb(bytes: usize) -> f64 {
+    bytes as f64 / (1 << 20) as f64
+}

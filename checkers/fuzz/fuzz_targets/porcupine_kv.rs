@@ -1,0 +1,7 @@
+//! Fuzzes the porcupine_kv reader through `parse_history`.
+#![no_main]
+
+use checkers::history::Format;
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| checkers_fuzz::check(data, Format::PorcupineKv));

@@ -1,0 +1,218 @@
+//! The linearizability checker: is there one order of the ops, each taking effect between its
+//! call and its return, that a sequential model explains? Partitions (keys) are independent
+//! and are searched in parallel; a search that runs out of time or memory answers unknown.
+
+mod bitset;
+mod explain;
+mod model;
+pub mod models;
+mod prepare;
+mod search;
+
+pub use explain::PartitionFailure;
+pub use model::{Model, ModelError, Val};
+pub use prepare::{partitions, LinOp, Partition};
+
+use crate::op::Op;
+use crate::validity::Validity;
+use models::{CounterModel, KvModel, RegisterModel};
+use search::{search, Limits, Verdict};
+use serde::{Deserialize, Serialize};
+use std::str::FromStr;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// How many failing partitions a result explains.
+const FAILURES_EXPLAINED: usize = 10;
+
+/// The models a history can be checked against, by name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ModelKind {
+    /// The ideal counter of DESIGN.md, per key.
+    Counter,
+    /// A read / write register.
+    Register,
+    /// A read / write / compare-and-set register.
+    CasRegister,
+    /// Porcupine's string key-value store, per key.
+    Kv,
+}
+
+impl FromStr for ModelKind {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "counter" => Ok(ModelKind::Counter),
+            "register" => Ok(ModelKind::Register),
+            "cas-register" => Ok(ModelKind::CasRegister),
+            "kv" => Ok(ModelKind::Kv),
+            _ => Err(format!(
+                "unknown model `{s}`: expected counter, register, cas-register or kv"
+            )),
+        }
+    }
+}
+
+impl ModelKind {
+    /// The model's name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ModelKind::Counter => "counter",
+            ModelKind::Register => "register",
+            ModelKind::CasRegister => "cas-register",
+            ModelKind::Kv => "kv",
+        }
+    }
+}
+
+/// When to give up and how to search.
+#[derive(Debug, Clone)]
+pub struct LinOptions {
+    /// The model's initial value (`Val::Nil`: an empty register, an absent counter).
+    pub init: Val,
+    /// Past this the answer is unknown.
+    pub time_limit: Option<Duration>,
+    /// Bytes the search caches may hold together before the answer is unknown.
+    pub memory_limit: usize,
+    /// Threads searching partitions in parallel.
+    pub threads: usize,
+}
+
+impl Default for LinOptions {
+    fn default() -> Self {
+        LinOptions {
+            init: Val::Nil,
+            time_limit: None,
+            memory_limit: 4 << 30,
+            threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
+        }
+    }
+}
+
+/// The linearizability checker's verdict, as results.json holds it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct LinResult {
+    /// Invalid when some partition is not linearizable; unknown when a search gave up.
+    pub valid: Validity,
+    /// The model checked against.
+    pub model: String,
+    /// Partitions (keys) checked.
+    pub keys: usize,
+    /// Partitions that are not linearizable.
+    pub illegal_keys: usize,
+    /// Partitions whose search gave up.
+    pub unknown_keys: usize,
+    /// Ops checked (failed ops and reads with unknown results left out).
+    pub ops: usize,
+    /// Why the answer is unknown, when it is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// How long the search took, ms.
+    pub elapsed_ms: u64,
+    /// The first failing partitions, explained.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub failures: Vec<PartitionFailure>,
+}
+
+/// Checks a history against the model named `kind`.
+pub fn check(
+    kind: ModelKind,
+    history: &[Op],
+    options: &LinOptions,
+) -> Result<LinResult, ModelError> {
+    let init = options.init.clone();
+    let mut result = match kind {
+        ModelKind::Counter => {
+            let init = match init {
+                Val::Int(n) => Some(n),
+                _ => None,
+            };
+            check_model(&CounterModel { init }, history, options)
+        }
+        ModelKind::Register => check_model(&RegisterModel { init, cas: false }, history, options),
+        ModelKind::CasRegister => check_model(&RegisterModel { init, cas: true }, history, options),
+        ModelKind::Kv => check_model(&KvModel, history, options),
+    }?;
+    result.model = kind.as_str().to_string();
+    Ok(result)
+}
+
+/// Checks a history against any model.
+pub fn check_model<M: Model>(
+    model: &M,
+    history: &[Op],
+    options: &LinOptions,
+) -> Result<LinResult, ModelError> {
+    let start = Instant::now();
+    let parts = partitions(model, history)?;
+    let verdicts = search_all(model, &parts, options);
+    let mut result = LinResult {
+        keys: parts.len(),
+        ops: parts.iter().map(|p| p.ops.len()).sum(),
+        ..LinResult::default()
+    };
+    for (part, verdict) in parts.iter().zip(&verdicts) {
+        match verdict {
+            Verdict::Linearizable => {}
+            Verdict::NotLinearizable { longest } => {
+                result.illegal_keys += 1;
+                if result.failures.len() < FAILURES_EXPLAINED {
+                    result.failures.push(explain::explain(model, part, longest));
+                }
+            }
+            Verdict::Unknown(reason) => {
+                result.unknown_keys += 1;
+                result.reason = Some(reason.to_string());
+            }
+        }
+    }
+    result.valid = if result.illegal_keys > 0 {
+        Validity::Invalid
+    } else if result.unknown_keys > 0 {
+        Validity::Unknown
+    } else {
+        Validity::Valid
+    };
+    result.elapsed_ms = start.elapsed().as_millis() as u64;
+    Ok(result)
+}
+
+/// Searches every partition, biggest first, on `options.threads` threads.
+fn search_all<M: Model>(
+    model: &M,
+    parts: &[Partition<M::Input>],
+    options: &LinOptions,
+) -> Vec<Verdict> {
+    let memory_used = AtomicUsize::new(0);
+    let cancelled = AtomicBool::new(false);
+    let limits = Limits {
+        deadline: options.time_limit.map(|t| Instant::now() + t),
+        memory_limit: options.memory_limit,
+        memory_used: &memory_used,
+        cancelled: &cancelled,
+    };
+    let mut order: Vec<usize> = (0..parts.len()).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse(parts[i].ops.len()));
+    let verdicts: Mutex<Vec<Option<Verdict>>> = Mutex::new(vec![None; parts.len()]);
+    let next = AtomicUsize::new(0);
+    let threads = options.threads.clamp(1, parts.len().max(1));
+    std::thread::scope(|scope| {
+        for _ in 0..threads {
+            scope.spawn(|| {
+                while let Some(&i) = order.get(next.fetch_add(1, Ordering::Relaxed)) {
+                    let verdict = search(model, &parts[i].ops, &limits);
+                    verdicts.lock().unwrap_or_else(|e| e.into_inner())[i] = Some(verdict);
+                }
+            });
+        }
+    });
+    verdicts
+        .into_inner()
+        .unwrap_or_else(|e| e.into_inner())
+        .into_iter()
+        .map(|v| v.unwrap_or(Verdict::Unknown("not searched")))
+        .collect()
+}

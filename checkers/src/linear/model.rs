@@ -1,0 +1,109 @@
+//! What a model is to the linearizability search: plain data with a step function.
+
+use crate::op::Op;
+use serde_json::Value;
+use std::hash::Hash;
+use std::sync::Arc;
+
+/// A value held by a register or returned by a read: small, hashable, cheap to clone.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Val {
+    /// Nothing: an empty register, `nil`, `null`.
+    Nil,
+    /// An integer.
+    Int(i64),
+    /// Anything else, by its JSON text (strings included, quoted).
+    Text(Arc<str>),
+}
+
+impl Val {
+    /// Converts a history value.
+    pub fn from_json(value: &Value) -> Val {
+        match value {
+            Value::Null => Val::Nil,
+            v => v
+                .as_i64()
+                .map_or_else(|| Val::Text(v.to_string().into()), Val::Int),
+        }
+    }
+}
+
+impl std::str::FromStr for Val {
+    type Err = String;
+
+    /// Parses a JSON or EDN scalar: `0`, `-3`, `nil`, `null`, `"text"`.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let s = s.trim();
+        if s == "nil" {
+            return Ok(Val::Nil);
+        }
+        match serde_json::from_str::<Value>(s) {
+            Ok(v @ (Value::Null | Value::Number(_) | Value::String(_) | Value::Bool(_))) => {
+                Ok(Val::from_json(&v))
+            }
+            _ => Err(format!(
+                "`{s}` is not a scalar: expected an integer, a string, nil or null"
+            )),
+        }
+    }
+}
+
+impl std::fmt::Display for Val {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Val::Nil => f.write_str("nil"),
+            Val::Int(n) => write!(f, "{n}"),
+            Val::Text(t) => f.write_str(t),
+        }
+    }
+}
+
+/// Why an op cannot be checked against a model.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("op at index {index}: {message}")]
+pub struct ModelError {
+    /// The history index of the op's invoke.
+    pub index: u64,
+    /// What is wrong with it.
+    pub message: String,
+}
+
+/// A sequential specification the search checks a history against.
+pub trait Model: Sync {
+    /// The state of the object; the search caches (linearized set, state) pairs.
+    type State: Clone + Eq + Hash + Send + Sync + std::fmt::Debug;
+    /// One operation: its call and, when known, what it returned.
+    type Input: Send + Sync + std::fmt::Debug;
+
+    /// The state before any operation.
+    fn init(&self) -> Self::State;
+
+    /// Which independent object (partition) an op acts on; all ops of one partition are
+    /// checked together, partitions separately (P-compositionality).
+    fn partition(&self, call: &Op) -> Option<String> {
+        call.key.clone()
+    }
+
+    /// Builds an op from its invoke and its ok completion (`None` when the outcome is
+    /// unknown). `Ok(None)` means the op constrains nothing and is left out.
+    fn input(&self, call: &Op, ret: Option<&Op>) -> Result<Option<Self::Input>, ModelError>;
+
+    /// The state after `input` when it can take effect in `state`, or `None` if it cannot.
+    fn step(&self, state: &Self::State, input: &Self::Input) -> Option<Self::State>;
+
+    /// A state in words, for explanations.
+    fn describe(&self, state: &Self::State) -> String {
+        format!("{state:?}")
+    }
+}
+
+/// The error for an op whose `f` the model does not know.
+pub fn unknown_f(call: &Op, model: &str, known: &str) -> ModelError {
+    ModelError {
+        index: call.index,
+        message: format!(
+            "the {model} model has no `{}` operation (it knows {known})",
+            call.f
+        ),
+    }
+}

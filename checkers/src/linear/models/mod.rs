@@ -1,0 +1,9 @@
+//! The models a history can be checked against.
+
+mod counter;
+mod kv;
+mod register;
+
+pub use counter::{CounterInput, CounterModel};
+pub use kv::{KvInput, KvModel};
+pub use register::{RegisterInput, RegisterModel};

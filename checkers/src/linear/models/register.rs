@@ -1,0 +1,107 @@
+//! Registers: `read` / `write`, and with `cas` the compare-and-set register of Knossos.
+
+use crate::linear::model::{unknown_f, Model, ModelError, Val};
+use crate::op::{Op, F};
+
+/// One register operation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RegisterInput {
+    /// Set the value.
+    Write(Val),
+    /// Read, with what it returned.
+    Read(Val),
+    /// Set to `to` if the value is `from`; `known` is false when the outcome is unknown
+    /// (then it either took effect or failed harmlessly).
+    Cas {
+        /// The expected value.
+        from: Val,
+        /// The new value.
+        to: Val,
+        /// Whether it is known to have succeeded.
+        known: bool,
+    },
+}
+
+/// A single register starting at `init`; `cas` allowed when `cas` is true.
+///
+/// A register that starts with a value can never be empty again, so there a read that
+/// returned nil says only that the value was not seen (Knossos' convention: such reads are
+/// unconstrained). A register that starts empty reads nil while it is empty.
+#[derive(Debug, Clone)]
+pub struct RegisterModel {
+    /// The value before any operation.
+    pub init: Val,
+    /// Whether this is a cas-register.
+    pub cas: bool,
+}
+
+impl Model for RegisterModel {
+    type State = Val;
+    type Input = RegisterInput;
+
+    fn init(&self) -> Val {
+        self.init.clone()
+    }
+
+    fn partition(&self, _call: &Op) -> Option<String> {
+        None
+    }
+
+    fn input(&self, call: &Op, ret: Option<&Op>) -> Result<Option<RegisterInput>, ModelError> {
+        let known = if self.cas {
+            "read, write, cas"
+        } else {
+            "read, write"
+        };
+        Ok(match &call.f {
+            F::Other(f) if f == "write" => Some(RegisterInput::Write(Val::from_json(&call.value))),
+            F::Read => ret
+                .map(|r| Val::from_json(&r.value))
+                .filter(|v| *v != Val::Nil || self.init == Val::Nil)
+                .map(RegisterInput::Read),
+            F::Other(f) if f == "cas" && self.cas => {
+                let pair = call
+                    .value
+                    .as_array()
+                    .filter(|a| a.len() == 2)
+                    .ok_or_else(|| ModelError {
+                        index: call.index,
+                        message: format!("a cas needs [from to], got {}", call.value),
+                    })?;
+                Some(RegisterInput::Cas {
+                    from: Val::from_json(&pair[0]),
+                    to: Val::from_json(&pair[1]),
+                    known: ret.is_some(),
+                })
+            }
+            _ => {
+                return Err(unknown_f(
+                    call,
+                    if self.cas { "cas-register" } else { "register" },
+                    known,
+                ))
+            }
+        })
+    }
+
+    fn step(&self, state: &Val, input: &RegisterInput) -> Option<Val> {
+        match input {
+            RegisterInput::Write(v) => Some(v.clone()),
+            RegisterInput::Read(v) => (v == state).then(|| state.clone()),
+            RegisterInput::Cas { from, to, known } => {
+                // An unknown outcome: it took effect, or it failed and changed nothing.
+                if from == state {
+                    Some(to.clone())
+                } else if *known {
+                    None
+                } else {
+                    Some(state.clone())
+                }
+            }
+        }
+    }
+
+    fn describe(&self, state: &Val) -> String {
+        state.to_string()
+    }
+}

@@ -1,0 +1,88 @@
+//! Every history in shared/peer-histories/MANIFEST.tsv gets the verdict its own project's
+//! suite asserts (Knossos, Porcupine, Jepsen).
+
+use checkers::history::{read_history, Format};
+use checkers::linear::{check, LinOptions, ModelKind, Val};
+use checkers::Validity;
+use std::path::PathBuf;
+
+/// The peer histories, beside the repository as in every checkout and CI run.
+pub fn peer_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/peer-histories")
+}
+
+/// One manifest row: the file, its format, the model with its initial value, the verdict.
+pub struct Row {
+    pub path: PathBuf,
+    pub format: Format,
+    pub model: ModelKind,
+    pub init: Val,
+    pub valid: bool,
+}
+
+/// Reads MANIFEST.tsv; `cas-register(0)` names the model and its initial value.
+pub fn manifest() -> Vec<Row> {
+    let dir = peer_dir();
+    let text = std::fs::read_to_string(dir.join("MANIFEST.tsv"))
+        .expect("MANIFEST.tsv beside the repository");
+    text.lines()
+        .skip(1)
+        .filter(|l| !l.trim().is_empty())
+        .map(|line| {
+            let cols: Vec<&str> = line.split('\t').collect();
+            assert_eq!(cols.len(), 4, "manifest line {line:?}");
+            let (name, init) = match cols[2].split_once('(') {
+                Some((name, rest)) => (name, rest.trim_end_matches(')')),
+                None => (cols[2], "nil"),
+            };
+            Row {
+                path: dir.join(cols[0]),
+                format: cols[1].parse().expect("format"),
+                model: name.parse().expect("model"),
+                init: init.parse().expect("init"),
+                valid: cols[3] == "valid",
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn every_peer_history_gets_its_expected_verdict() {
+    let rows = manifest();
+    assert!(
+        rows.len() >= 30,
+        "the manifest lists {} histories",
+        rows.len()
+    );
+    let mut wrong = Vec::new();
+    for row in &rows {
+        let (ops, _) = read_history(&row.path, Some(row.format)).expect("readable");
+        let options = LinOptions {
+            init: row.init.clone(),
+            time_limit: Some(std::time::Duration::from_secs(60)),
+            ..LinOptions::default()
+        };
+        let result = check(row.model, &ops, &options).expect("checkable");
+        let expected = if row.valid {
+            Validity::Valid
+        } else {
+            Validity::Invalid
+        };
+        if result.valid != expected {
+            wrong.push(format!(
+                "{}: expected {expected:?}, got {:?}",
+                row.path.display(),
+                result.valid
+            ));
+        }
+        if !row.valid {
+            let failure = result
+                .failures
+                .first()
+                .expect("an invalid history is explained");
+            assert!(failure.failing_op.is_some(), "{}", row.path.display());
+            assert!(!failure.window.is_empty(), "{}", row.path.display());
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
