@@ -1,10 +1,16 @@
-//! The set of linearized ops, with a hash kept up to date as bits flip (Zobrist hashing).
+//! The set of linearized ops, with a hash kept up to date as bits flip (Zobrist hashing) and
+//! a compact key for the cache: ops are linearized roughly in call order, so the set is
+//! "every op below `low`" plus a few bits between `low` and `high`, and only those are kept.
 
 /// A fixed-size bit set whose hash is updated in O(1) on every set and clear.
 #[derive(Debug, Clone)]
 pub struct Linearized {
     words: Vec<u64>,
     hash: u64,
+    /// Every op below this one is in the set.
+    low: usize,
+    /// No op at or above this one is in the set.
+    high: usize,
 }
 
 /// A well-mixed 64-bit value for bit `i` (splitmix64).
@@ -23,19 +29,33 @@ impl Linearized {
         Linearized {
             words: vec![0; n.div_ceil(64)],
             hash: 0,
+            low: 0,
+            high: 0,
         }
+    }
+
+    fn contains(&self, i: usize) -> bool {
+        self.words[i / 64] & (1 << (i % 64)) != 0
     }
 
     /// Adds op `i`.
     pub fn set(&mut self, i: usize) {
         self.words[i / 64] |= 1 << (i % 64);
         self.hash ^= zobrist(i);
+        self.high = self.high.max(i + 1);
+        while self.low < self.high && self.contains(self.low) {
+            self.low += 1;
+        }
     }
 
     /// Removes op `i`.
     pub fn clear(&mut self, i: usize) {
         self.words[i / 64] &= !(1 << (i % 64));
         self.hash ^= zobrist(i);
+        self.low = self.low.min(i);
+        while self.high > self.low && !self.contains(self.high - 1) {
+            self.high -= 1;
+        }
     }
 
     /// The hash of the set's contents.
@@ -43,9 +63,11 @@ impl Linearized {
         self.hash
     }
 
-    /// The set's bits.
-    pub fn words(&self) -> &[u64] {
-        &self.words
+    /// A canonical, compact form of the set: `low` and the words from `low` to `high`.
+    pub fn key(&self) -> (usize, Box<[u64]>) {
+        let from = self.low / 64;
+        let to = self.high.div_ceil(64).max(from);
+        (self.low, self.words[from..to].into())
     }
 }
 
@@ -54,18 +76,34 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_hash_depends_on_contents_not_history() {
-        let mut a = Linearized::new(130);
-        let mut b = Linearized::new(130);
-        a.set(3);
-        a.set(129);
-        b.set(129);
-        b.set(7);
-        b.set(3);
+    fn the_hash_and_key_depend_on_contents_not_history() {
+        let mut a = Linearized::new(300);
+        let mut b = Linearized::new(300);
+        for i in [0, 1, 2, 129] {
+            a.set(i);
+        }
+        for i in [129, 7, 2, 1, 0, 250] {
+            b.set(i);
+        }
         b.clear(7);
+        b.clear(250);
         assert_eq!(a.hash(), b.hash());
-        assert_eq!(a.words(), b.words());
-        a.clear(3);
+        assert_eq!(a.key(), b.key());
+        assert_eq!(a.key().0, 3);
+        a.clear(1);
         assert_ne!(a.hash(), b.hash());
+        assert_ne!(a.key(), b.key());
+    }
+
+    #[test]
+    fn a_dense_prefix_keeps_the_key_small() {
+        let mut set = Linearized::new(100_000);
+        for i in 0..99_000 {
+            set.set(i);
+        }
+        set.set(99_100);
+        let (low, words) = set.key();
+        assert_eq!(low, 99_000);
+        assert!(words.len() <= 3, "{} words", words.len());
     }
 }

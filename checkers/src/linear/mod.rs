@@ -3,11 +3,13 @@
 //! and are searched in parallel; a search that runs out of time or memory answers unknown.
 
 mod bitset;
+mod events;
 mod explain;
 mod model;
 pub mod models;
 mod prepare;
 mod search;
+mod symmetry;
 
 pub use explain::PartitionFailure;
 pub use model::{Model, ModelError, Val};

@@ -73,7 +73,7 @@ pub trait Model: Sync {
     /// The state of the object; the search caches (linearized set, state) pairs.
     type State: Clone + Eq + Hash + Send + Sync + std::fmt::Debug;
     /// One operation: its call and, when known, what it returned.
-    type Input: Send + Sync + std::fmt::Debug;
+    type Input: Send + Sync + Eq + Hash + std::fmt::Debug;
 
     /// The state before any operation.
     fn init(&self) -> Self::State;
@@ -90,6 +90,12 @@ pub trait Model: Sync {
 
     /// The state after `input` when it can take effect in `state`, or `None` if it cannot.
     fn step(&self, state: &Self::State, input: &Self::Input) -> Option<Self::State>;
+
+    /// Whether the op never changes the state (a read): such an op, once it can be
+    /// linearized, is linearized at once.
+    fn is_read_only(&self, _input: &Self::Input) -> bool {
+        false
+    }
 
     /// A state in words, for explanations.
     fn describe(&self, state: &Self::State) -> String {

@@ -1,10 +1,14 @@
 //! The Wing–Gong search with Lowe's just-in-time linearization, as Porcupine does it: call and
 //! return events in a doubly linked list, ops lifted out as they are linearized and put back
 //! on backtracking, and a cache of (linearized set, model state) pairs already explored.
+//! Two reductions keep it small: interchangeable ops are tried once (`symmetry`), and a
+//! read-only op that can be linearized is linearized at once with no alternative tried.
 
 use super::bitset::Linearized;
+use super::events::Events;
 use super::model::Model;
 use super::prepare::LinOp;
+use super::symmetry::Classes;
 use rustc_hash::FxHasher;
 use std::collections::HashSet;
 use std::hash::{BuildHasherDefault, Hash, Hasher};
@@ -43,7 +47,7 @@ pub enum Verdict {
 /// A cached (linearized set, state) pair, hashed once when made.
 struct Seen<S> {
     hash: u64,
-    words: Box<[u64]>,
+    set: (usize, Box<[u64]>),
     state: S,
 }
 
@@ -55,144 +59,183 @@ impl<S> Hash for Seen<S> {
 
 impl<S: Eq> PartialEq for Seen<S> {
     fn eq(&self, other: &Self) -> bool {
-        self.hash == other.hash && self.words == other.words && self.state == other.state
+        self.hash == other.hash && self.set == other.set && self.state == other.state
     }
 }
 
 impl<S: Eq> Eq for Seen<S> {}
 
-/// The event list: entry `2 * i` is op i's call, `2 * i + 1` its return, plus head and tail.
-struct Events {
-    next: Vec<usize>,
-    prev: Vec<usize>,
-    head: usize,
-    tail: usize,
+/// One linearized op on the search's stack.
+struct Frame<S> {
+    /// The op's call entry.
+    entry: usize,
+    /// The state before it.
+    state: S,
+    /// A read-only op linearized as soon as it could be: the configuration before it is
+    /// solvable exactly when the one after it is, so there is no alternative to try.
+    forced: bool,
 }
 
-impl Events {
-    /// Links the events of `ops` in time order; unknown returns go last.
-    fn new<I>(ops: &[LinOp<I>]) -> Self {
-        let mut order: Vec<(u64, u64, usize)> = Vec::with_capacity(ops.len() * 2);
-        for (i, op) in ops.iter().enumerate() {
-            order.push((op.call, 0, 2 * i));
-            order.push(
-                op.ret
-                    .map_or((u64::MAX, op.call, 2 * i + 1), |r| (r, 0, 2 * i + 1)),
-            );
+/// One partition's search in progress.
+struct Search<'a, M: Model> {
+    model: &'a M,
+    ops: &'a [LinOp<M::Input>],
+    events: Events,
+    classes: Classes,
+    linearized: Linearized,
+    cache: HashSet<Seen<M::State>, BuildHasherDefault<FxHasher>>,
+    held: usize,
+    stack: Vec<Frame<M::State>>,
+    state: M::State,
+    longest: Vec<usize>,
+    at_peak: bool,
+}
+
+impl<'a, M: Model> Search<'a, M> {
+    fn new(model: &'a M, ops: &'a [LinOp<M::Input>]) -> Self {
+        let events = Events::new(ops);
+        let mut classes = Classes::new(ops);
+        classes.refresh(&events, ops);
+        Search {
+            model,
+            ops,
+            events,
+            classes,
+            linearized: Linearized::new(ops.len()),
+            cache: HashSet::default(),
+            held: 0,
+            stack: Vec::new(),
+            state: model.init(),
+            longest: Vec::new(),
+            at_peak: false,
         }
-        order.sort_unstable();
-        let (head, tail) = (ops.len() * 2, ops.len() * 2 + 1);
-        let mut next = vec![tail; ops.len() * 2 + 2];
-        let mut prev = vec![head; ops.len() * 2 + 2];
-        let mut last = head;
-        for &(_, _, entry) in &order {
-            next[last] = entry;
-            prev[entry] = last;
-            last = entry;
+    }
+
+    /// A callable read-only op that succeeds in the current state, if any.
+    fn forced_read(&self) -> Option<usize> {
+        let mut entry = self.events.next[self.events.head];
+        while entry != self.events.tail && entry.is_multiple_of(2) {
+            let input = &self.ops[entry / 2].input;
+            if self.model.is_read_only(input) && self.model.step(&self.state, input).is_some() {
+                return Some(entry);
+            }
+            entry = self.events.next[entry];
         }
-        next[last] = tail;
-        prev[tail] = last;
-        Events {
-            next,
-            prev,
-            head,
-            tail,
+        None
+    }
+
+    /// Tries to linearize the op of call `entry` next: `true` when it was lifted.
+    fn try_lift(&mut self, entry: usize, forced: bool, limits: &Limits) -> bool {
+        let op = entry / 2;
+        let Some(next_state) = self.model.step(&self.state, &self.ops[op].input) else {
+            return false;
+        };
+        self.linearized.set(op);
+        let mut h = FxHasher::default();
+        next_state.hash(&mut h);
+        let seen = Seen {
+            hash: self.linearized.hash() ^ h.finish(),
+            set: self.linearized.key(),
+            state: next_state.clone(),
+        };
+        let bytes = seen.set.1.len() * 8 + std::mem::size_of::<Seen<M::State>>() + 16;
+        if !self.cache.insert(seen) {
+            self.linearized.clear(op);
+            return false;
+        }
+        self.held += bytes;
+        limits.memory_used.fetch_add(bytes, Ordering::Relaxed);
+        let state = std::mem::replace(&mut self.state, next_state);
+        self.stack.push(Frame {
+            entry,
+            state,
+            forced,
+        });
+        self.at_peak |= self.stack.len() > self.longest.len();
+        self.events.lift(op);
+        self.classes.refresh(&self.events, self.ops);
+        true
+    }
+
+    /// Undoes linearized ops until one leaves alternatives to try; returns the entry to go on
+    /// from, or `None` when there is nothing left to undo.
+    fn backtrack(&mut self) -> Option<usize> {
+        if self.at_peak {
+            self.longest = self.stack.iter().map(|f| f.entry / 2).collect();
+            self.at_peak = false;
+        }
+        loop {
+            let frame = self.stack.pop()?;
+            self.state = frame.state;
+            self.linearized.clear(frame.entry / 2);
+            self.events.unlift(frame.entry / 2);
+            self.classes.refresh(&self.events, self.ops);
+            if !frame.forced {
+                return Some(self.events.next[frame.entry]);
+            }
         }
     }
 
-    fn unlink(&mut self, e: usize) {
-        let (p, n) = (self.prev[e], self.next[e]);
-        self.next[p] = n;
-        self.prev[n] = p;
+    fn run(&mut self, limits: &Limits) -> Verdict {
+        let mut entry = self.events.next[self.events.head];
+        let mut steps = 0u64;
+        loop {
+            steps += 1;
+            if steps.is_multiple_of(CHECK_EVERY) {
+                if let Some(reason) = over_limits(limits) {
+                    return Verdict::Unknown(reason);
+                }
+            }
+            if entry == self.events.next[self.events.head] {
+                if let Some(read) = self.forced_read() {
+                    entry = if self.try_lift(read, true, limits) {
+                        self.events.next[self.events.head]
+                    } else {
+                        // Seen before: what follows it was explored and failed.
+                        match self.backtrack() {
+                            Some(next) => next,
+                            None => return self.not_linearizable(),
+                        }
+                    };
+                    continue;
+                }
+            }
+            if entry == self.events.tail {
+                return Verdict::Linearizable;
+            }
+            let op = entry / 2;
+            if !entry.is_multiple_of(2) {
+                // A return whose call could not be linearized. An unknown return means every
+                // op with a known return is already linearized.
+                if self.ops[op].ret.is_none() {
+                    return Verdict::Linearizable;
+                }
+                match self.backtrack() {
+                    Some(next) => entry = next,
+                    None => return self.not_linearizable(),
+                }
+                continue;
+            }
+            entry = if self.classes.worth_trying(op) && self.try_lift(entry, false, limits) {
+                self.events.next[self.events.head]
+            } else {
+                self.events.next[entry]
+            };
+        }
     }
 
-    fn relink(&mut self, e: usize) {
-        let (p, n) = (self.prev[e], self.next[e]);
-        self.next[p] = e;
-        self.prev[n] = e;
-    }
-
-    /// Takes op `i`'s call and return out of the list.
-    fn lift(&mut self, i: usize) {
-        self.unlink(2 * i);
-        self.unlink(2 * i + 1);
-    }
-
-    /// Puts them back, in the reverse order.
-    fn unlift(&mut self, i: usize) {
-        self.relink(2 * i + 1);
-        self.relink(2 * i);
+    fn not_linearizable(&mut self) -> Verdict {
+        Verdict::NotLinearizable {
+            longest: std::mem::take(&mut self.longest),
+        }
     }
 }
 
 /// Decides whether the ops of one partition are linearizable with respect to `model`.
 pub fn search<M: Model>(model: &M, ops: &[LinOp<M::Input>], limits: &Limits) -> Verdict {
-    let mut events = Events::new(ops);
-    let mut linearized = Linearized::new(ops.len());
-    let mut cache: HashSet<Seen<M::State>, BuildHasherDefault<FxHasher>> = HashSet::default();
-    let entry_bytes = linearized.words().len() * 8 + std::mem::size_of::<Seen<M::State>>() + 16;
-    let mut held = 0usize;
-    let mut stack: Vec<(usize, M::State)> = Vec::new();
-    let mut state = model.init();
-    let mut longest: Vec<usize> = Vec::new();
-    let mut at_peak = false;
-    let mut entry = events.next[events.head];
-    let mut steps = 0u64;
-    let verdict = loop {
-        steps += 1;
-        if steps.is_multiple_of(CHECK_EVERY) {
-            if let Some(reason) = over_limits(limits) {
-                break Verdict::Unknown(reason);
-            }
-        }
-        if entry == events.tail {
-            break Verdict::Linearizable;
-        }
-        let op = entry / 2;
-        if !entry.is_multiple_of(2) {
-            // A return whose call could not be linearized yet. An unknown return means
-            // every op with a known return is already linearized.
-            if ops[op].ret.is_none() {
-                break Verdict::Linearizable;
-            }
-            if at_peak {
-                longest = stack.iter().map(|(e, _)| e / 2).collect();
-                at_peak = false;
-            }
-            let Some((call, previous)) = stack.pop() else {
-                break Verdict::NotLinearizable { longest };
-            };
-            state = previous;
-            linearized.clear(call / 2);
-            events.unlift(call / 2);
-            entry = events.next[call];
-            continue;
-        }
-        let Some(next_state) = model.step(&state, &ops[op].input) else {
-            entry = events.next[entry];
-            continue;
-        };
-        linearized.set(op);
-        let mut h = FxHasher::default();
-        next_state.hash(&mut h);
-        let seen = Seen {
-            hash: linearized.hash() ^ h.finish(),
-            words: linearized.words().into(),
-            state: next_state.clone(),
-        };
-        if cache.insert(seen) {
-            held += entry_bytes;
-            limits.memory_used.fetch_add(entry_bytes, Ordering::Relaxed);
-            stack.push((entry, std::mem::replace(&mut state, next_state)));
-            at_peak |= stack.len() > longest.len();
-            events.lift(op);
-            entry = events.next[events.head];
-        } else {
-            linearized.clear(op);
-            entry = events.next[entry];
-        }
-    };
-    limits.memory_used.fetch_sub(held, Ordering::Relaxed);
+    let mut search = Search::new(model, ops);
+    let verdict = search.run(limits);
+    limits.memory_used.fetch_sub(search.held, Ordering::Relaxed);
     verdict
 }
 

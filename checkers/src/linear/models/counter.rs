@@ -5,7 +5,7 @@ use crate::linear::model::{unknown_f, Model, ModelError};
 use crate::op::{Op, F};
 
 /// One counter operation.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum CounterInput {
     /// Add a delta.
     Add(i64),
@@ -59,6 +59,10 @@ impl Model for CounterModel {
             CounterInput::Delete => Some(None),
             CounterInput::Read(v) => (v == state).then_some(*state),
         }
+    }
+
+    fn is_read_only(&self, input: &Self::Input) -> bool {
+        matches!(input, CounterInput::Read(_))
     }
 
     fn describe(&self, state: &Option<i64>) -> String {

@@ -5,7 +5,7 @@ use crate::op::Op;
 use std::sync::Arc;
 
 /// One key-value operation on the op's key.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum KvInput {
     /// Read the value, with what it returned.
     Get(Arc<str>),
@@ -53,6 +53,10 @@ impl Model for KvModel {
             KvInput::Put(v) => Some(v.clone()),
             KvInput::Append(v) => Some(format!("{state}{v}").into()),
         }
+    }
+
+    fn is_read_only(&self, input: &Self::Input) -> bool {
+        matches!(input, KvInput::Get(_))
     }
 
     fn describe(&self, state: &Arc<str>) -> String {

@@ -4,7 +4,7 @@ use crate::linear::model::{unknown_f, Model, ModelError, Val};
 use crate::op::{Op, F};
 
 /// One register operation.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum RegisterInput {
     /// Set the value.
     Write(Val),
@@ -99,6 +99,10 @@ impl Model for RegisterModel {
                 }
             }
         }
+    }
+
+    fn is_read_only(&self, input: &Self::Input) -> bool {
+        matches!(input, RegisterInput::Read(_))
     }
 
     fn describe(&self, state: &Val) -> String {
