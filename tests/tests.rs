@@ -1,6 +1,7 @@
 //! Integration tests that start real processes, compiled as one binary.
 
 mod check_command;
+mod lin_command;
 mod node_api;
 mod process;
 mod run_command;
