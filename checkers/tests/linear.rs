@@ -381,3 +381,20 @@ proptest! {
         agrees_with_brute_force(ModelKind::Counter, Val::Nil, specs)?;
     }
 }
+
+#[test]
+fn a_retry_and_its_original_take_effect_at_most_once() {
+    // +1 timed out, its retry +1 ok: one intended increment. A read of 1 is explained; a
+    // read of 2 needs both attempts to have taken effect: the retry overcount.
+    for (value, expected) in [(1, Validity::Valid), (2, Validity::Invalid)] {
+        let mut h = checkers::builder::HistoryBuilder::on("c/x");
+        let original = h.add(1, 1);
+        h.added(1, 1, OpType::Info);
+        h.retry(2, 1, original);
+        h.added(2, 1, OpType::Ok);
+        h.read(3);
+        h.read_ok(3, value);
+        let result = check(ModelKind::Counter, h.ops(), &LinOptions::default()).expect("valid ops");
+        assert_eq!(result.valid, expected, "read {value}");
+    }
+}

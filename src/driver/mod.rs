@@ -110,9 +110,9 @@ async fn run_client<C: CounterClient>(
             Planned::Read { key, node } => {
                 let cl = shared.workload.read_cl;
                 let invoke = op(process, OpType::Invoke, F::Read, &key, Value::Null, cl);
-                shared.recorder.record(invoke)?;
+                shared.recorder.record(invoke.clone())?;
                 let outcome = shared.client.read(node, &key, cl).await;
-                complete(&shared, &mut process, F::Read, &key, cl, outcome)?;
+                complete(&shared, &mut process, &invoke, outcome)?;
             }
         }
     }
@@ -136,10 +136,10 @@ async fn add_with_retries<C: CounterClient>(
     for attempt in 0..=retries {
         let mut invoke = op(*process, OpType::Invoke, F::Add, key, json!(delta), cl);
         invoke.retry_of = retry_of;
-        let index = shared.recorder.record(invoke)?;
+        let index = shared.recorder.record(invoke.clone())?;
         let outcome = shared.client.add(node, key, delta, cl).await;
         let timed_out = outcome.kind == OpType::Info;
-        complete(shared, process, F::Add, key, cl, outcome)?;
+        complete(shared, process, &invoke, outcome)?;
         if !timed_out || attempt == retries || shared.done() {
             break;
         }
@@ -148,17 +148,21 @@ async fn add_with_retries<C: CounterClient>(
     Ok(())
 }
 
-/// Records a completion; a process whose op ended in `info` is retired for a new one.
+/// Records the completion of `invoke`; an add keeps its delta as its value whatever the
+/// outcome. A process whose op ended in `info` is retired for a new one.
 fn complete<C>(
     shared: &Shared<C>,
     process: &mut u64,
-    f: F,
-    key: &CounterKey,
-    cl: ConsistencyLevel,
+    invoke: &Op,
     outcome: Outcome,
 ) -> Result<(), DriveError> {
     let kind = outcome.kind;
-    let mut done = op(*process, kind, f, key, outcome.value, cl);
+    let mut done = invoke.clone();
+    done.kind = kind;
+    done.retry_of = None;
+    if invoke.f != F::Add {
+        done.value = outcome.value;
+    }
     done.node = outcome.node;
     done.error = outcome.error;
     done.tombstones = outcome.tombstones;

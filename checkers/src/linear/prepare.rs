@@ -1,4 +1,5 @@
-//! From a history to the search's input: invokes paired with completions, grouped by partition.
+//! From a history to the search's input: invokes paired with completions, retries joined to
+//! the op they retry, and the ops grouped by partition.
 
 use super::model::{Model, ModelError};
 use crate::op::{Op, OpType, Process};
@@ -27,60 +28,82 @@ pub struct Partition<I> {
     pub ops: Vec<LinOp<I>>,
 }
 
-/// Pairs every client invoke with its completion and groups the ops by partition; failed
-/// ops are left out (they did not happen).
+/// One intended operation: its first invoke and how its attempts (the op and its retries,
+/// `retry_of`) ended. Together they take effect at most once.
+struct Intent<'a> {
+    call: &'a Op,
+    /// The first ok completion of any attempt.
+    ok: Option<&'a Op>,
+    /// Whether some attempt may have taken effect without saying so (info, never completed).
+    maybe: bool,
+}
+
+/// Pairs every client invoke with its completion, joins retries to the op they retry, and
+/// groups the ops by partition. An op whose every attempt failed is left out (it did not
+/// happen); one that succeeded returns at its first ok completion; otherwise its outcome is
+/// unknown.
 pub fn partitions<M: Model>(
     model: &M,
     history: &[Op],
 ) -> Result<Vec<Partition<M::Input>>, ModelError> {
-    let mut open: HashMap<&Process, &Op> = HashMap::new();
-    let mut groups: BTreeMap<Option<String>, Vec<LinOp<M::Input>>> = BTreeMap::new();
-    let mut add = |call: &Op, ret: Option<&Op>| -> Result<(), ModelError> {
-        if let Some(input) = model.input(call, ret)? {
-            groups
-                .entry(model.partition(call))
-                .or_default()
-                .push(LinOp {
-                    input,
-                    call: call.index,
-                    ret: ret.map(|r| r.index),
-                    process: call.process.clone(),
-                });
-        }
-        Ok(())
-    };
+    let mut intents: Vec<Intent> = Vec::new();
+    let mut intent_of: HashMap<u64, usize> = HashMap::new();
+    let mut open: HashMap<&Process, (u64, usize)> = HashMap::new();
     for op in history.iter().filter(|op| op.process.is_client()) {
         if op.kind == OpType::Invoke {
-            if let Some(previous) = open.insert(&op.process, op) {
+            let intent = match op.retry_of.and_then(|r| intent_of.get(&r)) {
+                Some(&i) => i,
+                None => {
+                    intents.push(Intent {
+                        call: op,
+                        ok: None,
+                        maybe: false,
+                    });
+                    intents.len() - 1
+                }
+            };
+            intent_of.insert(op.index, intent);
+            if let Some((previous, _)) = open.insert(&op.process, (op.index, intent)) {
                 return Err(ModelError {
                     index: op.index,
                     message: format!(
-                        "process {} invoked again before its op at index {} completed",
-                        op.process, previous.index
+                        "process {} invoked again before its op at index {previous} completed",
+                        op.process
                     ),
                 });
             }
             continue;
         }
-        let Some(call) = open.remove(&op.process) else {
+        let Some((_, i)) = open.remove(&op.process) else {
             continue;
         };
         match op.kind {
-            OpType::Ok => add(call, Some(op))?,
-            OpType::Info => add(call, None)?,
+            OpType::Ok => {
+                intents[i].ok.get_or_insert(op);
+            }
+            OpType::Info => intents[i].maybe = true,
             OpType::Fail | OpType::Invoke => {}
         }
     }
-    let mut pending: Vec<&Op> = open.into_values().collect();
-    pending.sort_by_key(|op| op.index);
-    for call in pending {
-        add(call, None)?;
+    for (_, i) in open.into_values() {
+        intents[i].maybe = true;
+    }
+    let mut groups: BTreeMap<Option<String>, Vec<LinOp<M::Input>>> = BTreeMap::new();
+    for intent in intents.iter().filter(|i| i.ok.is_some() || i.maybe) {
+        if let Some(input) = model.input(intent.call, intent.ok)? {
+            groups
+                .entry(model.partition(intent.call))
+                .or_default()
+                .push(LinOp {
+                    input,
+                    call: intent.call.index,
+                    ret: intent.ok.map(|r| r.index),
+                    process: intent.call.process.clone(),
+                });
+        }
     }
     Ok(groups
         .into_iter()
-        .map(|(key, mut ops)| {
-            ops.sort_by_key(|op| op.call);
-            Partition { key, ops }
-        })
+        .map(|(key, ops)| Partition { key, ops })
         .collect())
 }
