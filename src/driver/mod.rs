@@ -49,11 +49,15 @@ struct Shared<C> {
 }
 
 impl<C> Shared<C> {
-    /// Whether clients should stop starting ops: stopped, out of time, or out of ops.
-    fn done(&self) -> bool {
-        self.stop.load(Ordering::Relaxed)
-            || Instant::now() >= self.deadline
-            || self.invoked.load(Ordering::Relaxed) >= self.workload.ops_limit
+    /// Whether the run was stopped or ran out of time: no retry is started then.
+    fn out_of_time(&self) -> bool {
+        self.stop.load(Ordering::Relaxed) || Instant::now() >= self.deadline
+    }
+
+    /// Claims one of the run's ops; `false` when out of time or out of ops.
+    fn claim_op(&self) -> bool {
+        !self.out_of_time()
+            && self.invoked.fetch_add(1, Ordering::Relaxed) < self.workload.ops_limit
     }
 }
 
@@ -99,10 +103,9 @@ async fn run_client<C: CounterClient>(
 ) -> Result<(), DriveError> {
     loop {
         shared.pacer.wait().await;
-        if shared.done() {
+        if !shared.claim_op() {
             return Ok(());
         }
-        shared.invoked.fetch_add(1, Ordering::Relaxed);
         match generator.next_op() {
             Planned::Add { key, delta, node } => {
                 add_with_retries(&shared, &mut process, &key, delta, node).await?
@@ -140,7 +143,7 @@ async fn add_with_retries<C: CounterClient>(
         let outcome = shared.client.add(node, key, delta, cl).await;
         let timed_out = outcome.kind == OpType::Info;
         complete(shared, process, &invoke, outcome)?;
-        if !timed_out || attempt == retries || shared.done() {
+        if !timed_out || attempt == retries || shared.out_of_time() {
             break;
         }
         retry_of = Some(index);
@@ -190,4 +193,84 @@ fn op(
     );
     op.cl = Some(cl.to_string());
     op
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use checkers::history::read_jsonl;
+
+    /// A service whose every add times out and whose reads return 0.
+    struct TimingOut;
+
+    impl CounterClient for TimingOut {
+        async fn add(&self, _: usize, _: &CounterKey, _: i64, _: ConsistencyLevel) -> Outcome {
+            Outcome {
+                kind: OpType::Info,
+                value: Value::Null,
+                node: None,
+                error: Some("write_timeout".into()),
+                tombstones: None,
+            }
+        }
+
+        async fn read(&self, _: usize, _: &CounterKey, _: ConsistencyLevel) -> Outcome {
+            Outcome {
+                kind: OpType::Ok,
+                value: json!(0),
+                node: Some("n1".into()),
+                error: None,
+                tombstones: Some(0),
+            }
+        }
+    }
+
+    #[tokio::test]
+    async fn timed_out_adds_keep_their_delta_and_are_retried_by_new_processes() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("history.jsonl");
+        let workload = Workload {
+            concurrency: 2,
+            rate: 1000.0,
+            ops_limit: 6,
+            add_share: 1.0,
+            deltas: vec![3],
+            retry: RetryPolicy::OnTimeout(2),
+            ..Workload::default()
+        };
+        let recorder = Arc::new(Recorder::create(&path).expect("history file"));
+        drive(
+            TimingOut,
+            &workload,
+            1,
+            recorder,
+            Arc::new(AtomicBool::new(false)),
+        )
+        .await
+        .expect("drives");
+        let (ops, _) = read_jsonl(&path).expect("a readable history");
+        // 6 intended adds, each tried 3 times: 18 invokes and 18 info completions.
+        assert_eq!(ops.len(), 36);
+        assert!(ops.iter().all(|op| op.f == F::Add && op.value == json!(3)));
+        let retries = ops.iter().filter(|op| op.retry_of.is_some()).count();
+        assert_eq!(retries, 12);
+        // Every info retires its process: no process number invokes twice.
+        let mut invokers: Vec<&Process> = ops
+            .iter()
+            .filter(|op| op.kind == OpType::Invoke)
+            .map(|op| &op.process)
+            .collect();
+        invokers.sort();
+        invokers.dedup();
+        assert_eq!(invokers.len(), 18);
+        // Each retry names an earlier invoke of the same delta.
+        for op in ops.iter().filter(|op| op.retry_of.is_some()) {
+            let original = &ops[op.retry_of.expect("checked") as usize];
+            assert_eq!(
+                (original.kind, original.f.clone()),
+                (OpType::Invoke, F::Add)
+            );
+            assert!(original.index < op.index);
+        }
+    }
 }
