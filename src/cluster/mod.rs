@@ -23,7 +23,7 @@ const STOP_TIMEOUT: Duration = Duration::from_secs(3);
 #[derive(Debug, thiserror::Error)]
 pub enum ClusterError {
     /// A node process could not be spawned.
-    #[error("could not start node {id} ({binary}): {source}", binary = binary.display())]
+    #[error("could not start node {id} ({binary})", binary = binary.display())]
     Spawn {
         /// The node's id.
         id: String,

@@ -54,7 +54,7 @@ pub enum PlotError {
     #[error("cannot load the embedded chart font")]
     Font,
     /// The chart folder could not be created.
-    #[error("cannot create the chart folder {path}: {source}")]
+    #[error("cannot create the chart folder {path}")]
     Dir {
         /// The folder.
         path: PathBuf,

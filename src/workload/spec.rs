@@ -18,7 +18,7 @@ pub enum WorkloadError {
         tried: Vec<PathBuf>,
     },
     /// The file could not be read.
-    #[error("{}: {source}", path.display())]
+    #[error("{}", path.display())]
     Io {
         /// The workload file.
         path: PathBuf,
