@@ -125,12 +125,13 @@ pub struct NodeArgs {
     /// The other replicas: `n2=127.0.0.1:PORT,n3=...` (or set later with PUT /admin/peers).
     #[arg(long, value_delimiter = ',', value_parser = parse_peer)]
     pub peers: Vec<(String, String)>,
-    /// How long the coordinator waits for write acknowledgements, ms.
-    #[arg(long, default_value_t = 500)]
-    pub write_timeout_ms: u64,
-    /// How long the coordinator waits for read answers, ms.
-    #[arg(long, default_value_t = 500)]
-    pub read_timeout_ms: u64,
+    /// The cluster's settings, a JSON file of the workload's `[cluster]` table; defaults
+    /// when left out.
+    #[arg(long)]
+    pub settings: Option<PathBuf>,
+    /// Where the commit log and flushed segments live; a new temporary folder when left out.
+    #[arg(long)]
+    pub data_dir: Option<PathBuf>,
     /// Exit when the process that started this node exits.
     #[arg(long)]
     pub exit_with_parent: bool,

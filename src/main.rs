@@ -5,6 +5,7 @@
 use anyhow::Context;
 use checker::analysis::BadInput;
 use checker::cli::{Cli, Command, NodeArgs, RunArgs};
+use checker::node::settings::ClusterSettings;
 use checker::node::{serve, NodeConfig};
 use checker::offline;
 use checker::run::{run, RunPlan};
@@ -12,7 +13,6 @@ use checker::workload;
 use checkers::Validity;
 use clap::Parser;
 use std::process::ExitCode;
-use std::time::Duration;
 
 const BAD_INPUT: u8 = 254;
 const INTERNAL: u8 = 255;
@@ -102,12 +102,24 @@ fn plan(args: RunArgs) -> anyhow::Result<RunPlan> {
 }
 
 async fn node(args: NodeArgs) -> anyhow::Result<()> {
+    let settings = match &args.settings {
+        Some(path) => {
+            let text = std::fs::read_to_string(path)
+                .with_context(|| format!("reading {}", path.display()))?;
+            serde_json::from_str(&text)
+                .map_err(|e| BadInput::Usage(format!("{}: {e}", path.display())))?
+        }
+        None => ClusterSettings::default(),
+    };
+    let data_dir = args.data_dir.unwrap_or_else(|| {
+        std::env::temp_dir().join(format!("checker-node-{}-{}", args.id, std::process::id()))
+    });
     let config = NodeConfig {
         id: args.id,
         listen: args.listen,
         peers: args.peers.into_iter().collect(),
-        write_timeout: Duration::from_millis(args.write_timeout_ms),
-        read_timeout: Duration::from_millis(args.read_timeout_ms),
+        settings,
+        data_dir,
         exit_with_parent: args.exit_with_parent,
     };
     serve(config)

@@ -77,7 +77,7 @@ pub async fn run(plan: RunPlan) -> anyhow::Result<Validity> {
     let mut cluster = Cluster::start(
         &binary,
         plan.workload.nodes,
-        &plan.workload.node,
+        &plan.workload.cluster,
         &folder.nodes(),
     )
     .await
@@ -101,6 +101,7 @@ pub async fn run(plan: RunPlan) -> anyhow::Result<Validity> {
 
     let interrupted = Arc::new(AtomicBool::new(false));
     let drove = drive_load(&plan, &folder.history(), &cluster, interrupted.clone()).await;
+    cluster.save_oracles().await;
     cluster.stop().await;
     drove?;
 

@@ -17,9 +17,24 @@ impl Drop for Node {
     }
 }
 
-fn start_node() -> Node {
+/// Starts a node with `settings` (JSON of the `[cluster]` table) and extra flags.
+fn start_node(settings: &str, extra: &[&str]) -> (Node, tempfile::TempDir) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let file = dir.path().join("cluster.json");
+    std::fs::write(&file, settings).expect("settings");
     let mut child = checker()
-        .args(["node", "--id", "n1", "--listen", "127.0.0.1:0"])
+        .args([
+            "node",
+            "--id",
+            "n1",
+            "--listen",
+            "127.0.0.1:0",
+            "--settings",
+        ])
+        .arg(&file)
+        .arg("--data-dir")
+        .arg(dir.path().join("n1"))
+        .args(extra)
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
@@ -30,7 +45,7 @@ fn start_node() -> Node {
         .expect("listening line");
     let listening: serde_json::Value = serde_json::from_str(&line).expect("JSON line");
     let addr = listening["addr"].as_str().expect("addr").to_string();
-    Node { child, addr }
+    (Node { child, addr }, dir)
 }
 
 fn request(method: &str, url: &str, body: Option<&str>) -> (u16, serde_json::Value) {
@@ -58,7 +73,7 @@ fn request(method: &str, url: &str, body: Option<&str>) -> (u16, serde_json::Val
 
 #[test]
 fn a_single_node_counts_reads_and_refuses_bad_input_with_json_errors() {
-    let node = start_node();
+    let (node, _dir) = start_node("{}", &[]);
     let url = format!("http://{}/v1/counters/views/home", node.addr);
     let (status, body) = request("GET", &url, None);
     assert_eq!(
@@ -91,31 +106,10 @@ fn a_single_node_counts_reads_and_refuses_bad_input_with_json_errors() {
 fn a_write_that_cannot_reach_its_replicas_times_out_with_504() {
     // Peers that do not exist: the leader applies locally, nobody acknowledges; the
     // failure detector then answers 503 for ALL until the peers could be back.
-    let mut child = checker()
-        .args([
-            "node",
-            "--id",
-            "n1",
-            "--listen",
-            "127.0.0.1:0",
-            "--write-timeout-ms",
-            "200",
-            "--peers",
-            "n2=127.0.0.1:9,n3=127.0.0.1:9",
-        ])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("start node");
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().expect("stdout"))
-        .read_line(&mut line)
-        .expect("listening line");
-    let listening: serde_json::Value = serde_json::from_str(&line).expect("JSON line");
-    let node = Node {
-        child,
-        addr: listening["addr"].as_str().expect("addr").to_string(),
-    };
+    let (node, _dir) = start_node(
+        r#"{"write_timeout_ms": 200}"#,
+        &["--peers", "n2=127.0.0.1:9,n3=127.0.0.1:9"],
+    );
     let url = format!("http://{}/v1/counters/views/home", node.addr);
     let (status, body) = request("POST", &url, Some(r#"{"delta":1,"cl":"QUORUM"}"#));
     assert_eq!(status, 504, "{body}");

@@ -6,7 +6,7 @@
 //! exits by itself when its parent is gone (the driver was killed with SIGKILL).
 
 use crate::node::api::{Health, Listening, Peers};
-use crate::workload::NodeSettings;
+use crate::node::settings::ClusterSettings;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -58,38 +58,91 @@ pub struct NodeProcess {
 /// The nodes of one run.
 pub struct Cluster {
     nodes: Vec<NodeProcess>,
+    binary: PathBuf,
+    dir: PathBuf,
+    http: reqwest::Client,
 }
 
 impl Cluster {
-    /// Starts `count` nodes of `binary`, logging to `log_dir/<id>.log`, and waits until each
-    /// answers with every peer known.
+    /// Starts `count` nodes of `binary` with `settings`, each keeping its data in
+    /// `dir/<id>/` and its log in `dir/<id>.log`, and waits until each answers with every
+    /// peer known.
     pub async fn start(
         binary: &Path,
         count: usize,
-        settings: &NodeSettings,
-        log_dir: &Path,
+        settings: &ClusterSettings,
+        dir: &Path,
     ) -> Result<Cluster, ClusterError> {
-        let mut cluster = Cluster { nodes: Vec::new() };
+        let settings_file = dir.join("cluster.json");
+        let text = serde_json::to_string_pretty(settings).unwrap_or_default();
+        std::fs::write(&settings_file, text).map_err(|source| ClusterError::Spawn {
+            id: "all".into(),
+            binary: settings_file.clone(),
+            source,
+        })?;
+        let mut cluster = Cluster {
+            nodes: Vec::new(),
+            binary: binary.to_path_buf(),
+            dir: dir.to_path_buf(),
+            http: reqwest::Client::builder()
+                .timeout(Duration::from_secs(2))
+                .build()
+                .unwrap_or_default(),
+        };
         for i in 1..=count {
             let id = format!("n{i}");
-            let node = spawn(binary, &id, settings, log_dir).await?;
+            let node = spawn(binary, &id, "127.0.0.1:0", dir).await?;
             cluster.nodes.push(node);
         }
-        let http = reqwest::Client::builder()
-            .timeout(Duration::from_secs(2))
-            .build()
-            .unwrap_or_default();
-        let everyone: BTreeMap<String, String> = cluster
-            .nodes
-            .iter()
-            .map(|n| (n.id.clone(), n.addr.clone()))
-            .collect();
         for node in &cluster.nodes {
-            let mut peers = everyone.clone();
-            peers.remove(&node.id);
-            introduce(&http, node, peers, log_dir).await?;
+            introduce(&cluster.http, node, cluster.peers_of(&node.id), dir).await?;
         }
         Ok(cluster)
+    }
+
+    fn peers_of(&self, id: &str) -> BTreeMap<String, String> {
+        self.nodes
+            .iter()
+            .filter(|n| n.id != id)
+            .map(|n| (n.id.clone(), n.addr.clone()))
+            .collect()
+    }
+
+    /// Kills a node with SIGKILL, as a crash would, and waits until it is gone.
+    pub async fn kill(&mut self, id: &str) {
+        if let Some(node) = self.nodes.iter_mut().find(|n| n.id == id) {
+            let _ = node.child.kill().await;
+        }
+    }
+
+    /// Starts a killed node again on its old address and data folder: it replays its
+    /// commit log and segments.
+    pub async fn restart(&mut self, id: &str) -> Result<(), ClusterError> {
+        let Some(i) = self.nodes.iter().position(|n| n.id == id) else {
+            return Ok(());
+        };
+        let _ = self.nodes[i].child.kill().await;
+        let addr = self.nodes[i].addr.clone();
+        self.nodes[i] = spawn(&self.binary, id, &addr, &self.dir).await?;
+        introduce(&self.http, &self.nodes[i], self.peers_of(id), &self.dir).await
+    }
+
+    /// Saves each node's oracle dump (its true shards, tombstones and cache) as
+    /// `dir/<id>.oracle.json`; a node that does not answer is skipped with a warning.
+    pub async fn save_oracles(&self) {
+        for node in &self.nodes {
+            let url = format!("http://{}/admin/oracle", node.addr);
+            let dump = match self.http.get(url).send().await {
+                Ok(r) => r.text().await.ok(),
+                Err(_) => None,
+            };
+            match dump {
+                Some(text) => {
+                    let _ = std::fs::write(self.dir.join(format!("{}.oracle.json", node.id)), text);
+                }
+                None => tracing::warn!(node = %node.id, "no oracle dump: the node did not answer"),
+            }
+        }
     }
 
     /// The running nodes, in id order.
@@ -127,29 +180,26 @@ impl Drop for Cluster {
 async fn spawn(
     binary: &Path,
     id: &str,
-    settings: &NodeSettings,
-    log_dir: &Path,
+    listen: &str,
+    dir: &Path,
 ) -> Result<NodeProcess, ClusterError> {
-    let log = log_dir.join(format!("{id}.log"));
+    let log = dir.join(format!("{id}.log"));
     let spawn_error = |source| ClusterError::Spawn {
         id: id.to_string(),
         binary: binary.to_path_buf(),
         source,
     };
-    let log_file = std::fs::File::create(&log).map_err(spawn_error)?;
+    let log_file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&log)
+        .map_err(spawn_error)?;
     let mut child = Command::new(binary)
-        .args([
-            "node",
-            "--id",
-            id,
-            "--listen",
-            "127.0.0.1:0",
-            "--exit-with-parent",
-        ])
-        .arg("--write-timeout-ms")
-        .arg(settings.write_timeout_ms.to_string())
-        .arg("--read-timeout-ms")
-        .arg(settings.read_timeout_ms.to_string())
+        .args(["node", "--id", id, "--listen", listen, "--exit-with-parent"])
+        .arg("--settings")
+        .arg(dir.join("cluster.json"))
+        .arg("--data-dir")
+        .arg(dir.join(id))
         .env("NO_COLOR", "1")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())

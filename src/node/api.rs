@@ -1,7 +1,7 @@
 //! The JSON bodies of the node HTTP API, shared by the node and the clients that call it.
 
+use super::cells::Partition;
 use super::consistency::ConsistencyLevel;
-use super::shards::{Counter, Shard};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -16,23 +16,36 @@ pub struct AddRequest {
     pub cl: Option<ConsistencyLevel>,
 }
 
-/// The answer to an applied add.
+/// The answer to an applied add or delete.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct AddResponse {
     /// The coordinator that answered.
     pub node: String,
 }
 
-/// `?cl=...` on reads and deletes.
+/// `?cl=...` on reads and deletes, `&scope=row|column` on cell deletes.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ClQuery {
-    /// Consistency level; QUORUM when left out.
+    /// Consistency level; the cluster's default when left out.
     #[serde(default)]
     pub cl: Option<ConsistencyLevel>,
-    /// `row` (default) or `column`, for deletes.
+    /// `row` (default) or `column`, for cell deletes.
     #[serde(default)]
-    pub scope: Option<String>,
+    pub scope: Option<DeleteScope>,
+    /// One cell of the partition, on internal reads.
+    #[serde(default)]
+    pub cell: Option<String>,
+}
+
+/// The scope a client may name on a cell delete.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DeleteScope {
+    /// A row delete.
+    Row,
+    /// A column delete.
+    Column,
 }
 
 /// The answer to a read.
@@ -40,10 +53,27 @@ pub struct ClQuery {
 pub struct ReadResponse {
     /// The count, or null when the counter does not exist.
     pub value: Option<i64>,
-    /// Tombstones the read scanned.
+    /// Tombstones the read scanned (the most any contacted replica went over).
     pub tombstones: u64,
     /// The coordinator that answered.
     pub node: String,
+    /// Warnings, such as going over the tombstone warn threshold.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
+}
+
+/// The answer to a partition scan.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ScanResponse {
+    /// Each live counter of the partition by cell name.
+    pub cells: BTreeMap<String, i64>,
+    /// Tombstones the scan went over.
+    pub tombstones: u64,
+    /// The coordinator that answered.
+    pub node: String,
+    /// Warnings, such as going over the tombstone warn threshold.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 /// The body of every error answer.
@@ -61,23 +91,31 @@ pub struct ErrorBody {
     pub block_for: Option<usize>,
 }
 
-/// `POST /internal/shards`: a leader's shard, replicated to another replica.
+/// `POST /internal/lead`: a coordinator asks a replica to lead an increment.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct ShardWrite {
-    /// `partition/cell`.
-    pub key: String,
-    /// The node that owns (led) the shard.
-    pub owner: String,
-    /// The shard.
-    pub shard: Shard,
+pub struct LeadRequest {
+    /// The partition.
+    pub partition: String,
+    /// The cell.
+    pub cell: String,
+    /// What to add.
+    pub delta: i64,
+    /// The consistency level the leader waits for.
+    pub cl: ConsistencyLevel,
 }
 
-/// `GET` / `POST /internal/counters/{partition}/{cell}`: a replica's whole version of a counter.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct CounterState {
-    /// The counter; empty shards when the replica has never heard of it.
-    pub counter: Counter,
+/// `GET /internal/read/{partition}`: one replica's version of a partition (or of one cell).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ReplicaRead {
+    /// The replica's merged view, purgeable tombstones left out.
+    pub partition: Partition,
+    /// Tombstones it went over.
+    pub tombstones: u64,
 }
+
+/// An empty acknowledgement.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Ack {}
 
 /// `GET /admin/health`.
 #[derive(Debug, Clone, Serialize, Deserialize)]

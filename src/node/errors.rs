@@ -35,9 +35,20 @@ pub enum ApiError {
         /// Replicas the consistency level needs.
         block_for: usize,
     },
-    /// The request is valid but this node does not do it yet: 501.
+    /// A replica went over the tombstone failure threshold and aborted the read: 500.
+    #[error("a replica scanned {scanned} tombstones, over the failure threshold of {threshold}")]
+    TombstoneOverwhelming {
+        /// Tombstones scanned.
+        scanned: u64,
+        /// `tombstone_failure_threshold`.
+        threshold: u64,
+    },
+    /// The node could not do its own part (its commit log could not be written): 500.
     #[error("{0}")]
-    NotImplemented(String),
+    Internal(String),
+    /// The endpoint is only for the loopback interface: 403.
+    #[error("the admin plane answers 127.0.0.1 only")]
+    Forbidden,
     /// No such endpoint: 404.
     #[error("no such endpoint: {0}")]
     NotFound(String),
@@ -50,8 +61,39 @@ impl ApiError {
             ApiError::WriteTimeout { .. } => (StatusCode::GATEWAY_TIMEOUT, "write_timeout"),
             ApiError::ReadTimeout { .. } => (StatusCode::GATEWAY_TIMEOUT, "read_timeout"),
             ApiError::Unavailable { .. } => (StatusCode::SERVICE_UNAVAILABLE, "unavailable"),
-            ApiError::NotImplemented(_) => (StatusCode::NOT_IMPLEMENTED, "not_implemented"),
+            ApiError::TombstoneOverwhelming { .. } => {
+                (StatusCode::INTERNAL_SERVER_ERROR, "tombstone_overwhelming")
+            }
+            ApiError::Internal(_) => (StatusCode::INTERNAL_SERVER_ERROR, "internal"),
+            ApiError::Forbidden => (StatusCode::FORBIDDEN, "forbidden"),
             ApiError::NotFound(_) => (StatusCode::NOT_FOUND, "not_found"),
+        }
+    }
+}
+
+impl ApiError {
+    /// Rebuilds the error a peer answered with, so a forwarded request fails as it did there.
+    pub fn from_peer(status: u16, body: &serde_json::Value, block_for: usize) -> ApiError {
+        let received = body["received"].as_u64().unwrap_or(0) as usize;
+        match (status, body["error"].as_str()) {
+            (503, _) => ApiError::Unavailable {
+                alive: 0,
+                block_for,
+            },
+            (500, Some("tombstone_overwhelming")) => ApiError::TombstoneOverwhelming {
+                scanned: 0,
+                threshold: 0,
+            },
+            (400, _) => ApiError::BadRequest(
+                body["message"]
+                    .as_str()
+                    .unwrap_or("bad request")
+                    .to_string(),
+            ),
+            _ => ApiError::WriteTimeout {
+                received,
+                block_for,
+            },
         }
     }
 }

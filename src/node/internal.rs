@@ -1,26 +1,38 @@
-//! Node-to-node and admin endpoints: replicated shards, read repair, health and peers.
+//! Node-to-node endpoints: leading an increment, applying a replicated write, a replica's
+//! read, the whole dump repair exchanges, and RavenDB's replicated counters.
 
-use super::api::{CounterState, Health, Peers, ShardWrite};
+use super::api::{Ack, ClQuery, LeadRequest, ReplicaRead};
+use super::cells::Table;
+use super::coordinator::lead_increment;
 use super::errors::ApiError;
+use super::raven::RavenCounter;
 use super::server::Node;
-use axum::extract::rejection::JsonRejection;
-use axum::extract::{Path, State};
-use axum::routing::{get, post, put};
+use axum::extract::rejection::{JsonRejection, QueryRejection};
+use axum::extract::{Path, Query, State};
+use axum::routing::{get, post};
 use axum::{Json, Router};
+use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
 type Shared = State<Arc<Node>>;
 
-/// The `/internal/...` and `/admin/...` routes.
+/// A RavenDB counter's whole state, replicated.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RavenWrite {
+    /// `partition/cell`.
+    pub key: String,
+    /// The sender's state of it.
+    pub counter: RavenCounter,
+}
+
+/// The `/internal/...` routes.
 pub fn routes() -> Router<Arc<Node>> {
     Router::new()
-        .route("/internal/shards", post(apply_shard))
-        .route(
-            "/internal/counters/{partition}/{cell}",
-            get(counter).post(repair),
-        )
-        .route("/admin/health", get(health))
-        .route("/admin/peers", put(set_peers))
+        .route("/internal/lead", post(lead))
+        .route("/internal/apply", post(apply))
+        .route("/internal/read/{partition}", get(read))
+        .route("/internal/dump", get(dump))
+        .route("/internal/raven", post(raven))
 }
 
 fn body<T>(body: Result<Json<T>, JsonRejection>) -> Result<T, ApiError> {
@@ -28,52 +40,66 @@ fn body<T>(body: Result<Json<T>, JsonRejection>) -> Result<T, ApiError> {
         .map_err(|e| ApiError::BadRequest(e.body_text()))
 }
 
-async fn apply_shard(
+async fn lead(
     State(node): Shared,
-    write: Result<Json<ShardWrite>, JsonRejection>,
-) -> Result<(), ApiError> {
-    let write = body(write)?;
-    node.store()
-        .apply_shard(&write.key, &write.owner, write.shard);
-    Ok(())
+    request: Result<Json<LeadRequest>, JsonRejection>,
+) -> Result<Json<super::api::AddResponse>, ApiError> {
+    lead_increment(&node, body(request)?).await.map(Json)
 }
 
-async fn counter(
+async fn apply(
     State(node): Shared,
-    Path((partition, cell)): Path<(String, String)>,
-) -> Json<CounterState> {
-    let counter = node
-        .store()
-        .counter(&format!("{partition}/{cell}"))
-        .cloned()
-        .unwrap_or_default();
-    Json(CounterState { counter })
+    fragment: Result<Json<Table>, JsonRejection>,
+) -> Result<Json<Ack>, ApiError> {
+    node.apply_local(&body(fragment)?)?;
+    Ok(Json(Ack {}))
 }
 
-async fn repair(
-    State(node): Shared,
-    Path((partition, cell)): Path<(String, String)>,
-    state: Result<Json<CounterState>, JsonRejection>,
-) -> Result<(), ApiError> {
-    let state = body(state)?;
-    node.store()
-        .repair(&format!("{partition}/{cell}"), &state.counter);
-    Ok(())
-}
-
-async fn health(State(node): Shared) -> Json<Health> {
-    Json(Health {
-        id: node.id.clone(),
-        peers: node.replicas.peers(),
+/// This replica's read: its merged version, or the failure a tombstone flood causes.
+pub(super) fn replica_read(
+    node: &Node,
+    partition: &str,
+    cell: Option<&str>,
+) -> Result<ReplicaRead, ApiError> {
+    let now = node.now();
+    let threshold = node.settings().tombstone_failure_threshold;
+    let scanned = node.store().read(partition, cell, now);
+    if scanned.tombstones > threshold {
+        tracing::warn!(
+            partition,
+            tombstones = scanned.tombstones,
+            "read aborted: tombstone_overwhelming"
+        );
+        return Err(ApiError::TombstoneOverwhelming {
+            scanned: scanned.tombstones,
+            threshold,
+        });
+    }
+    Ok(ReplicaRead {
+        partition: scanned.partition,
+        tombstones: scanned.tombstones,
     })
 }
 
-async fn set_peers(
+async fn read(
     State(node): Shared,
-    peers: Result<Json<Peers>, JsonRejection>,
-) -> Result<Json<Health>, ApiError> {
-    let peers = body(peers)?;
-    tracing::info!(peers = ?peers.peers, "peers set");
-    node.replicas.set(peers.peers);
-    Ok(health(State(node)).await)
+    Path(partition): Path<String>,
+    query: Result<Query<ClQuery>, QueryRejection>,
+) -> Result<Json<ReplicaRead>, ApiError> {
+    let Query(query) = query.map_err(|e| ApiError::BadRequest(e.body_text()))?;
+    replica_read(&node, &partition, query.cell.as_deref()).map(Json)
+}
+
+async fn dump(State(node): Shared) -> Json<Table> {
+    let now = node.now();
+    Json(node.store().dump(now))
+}
+
+async fn raven(
+    State(node): Shared,
+    write: Result<Json<RavenWrite>, JsonRejection>,
+) -> Result<Json<Ack>, ApiError> {
+    let write = body(write)?;
+    node.raven().merge(&write.key, &write.counter);
+    Ok(Json(Ack {}))
 }

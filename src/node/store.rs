@@ -1,23 +1,163 @@
 //! A node's counters and the rules that change them, synchronous and deterministic: the
-//! caller passes the time in, so the rules can be tested without a clock or a network.
+//! caller passes the time in (µs on this node's clock), so every rule can be tested without a
+//! clock or a network. Data lives in a memtable and immutable flushed segments; a read merges
+//! them, applying every tombstone before merging any counter cell.
 
+use super::cache::CounterCache;
+use super::cells::{CounterCell, Partition, Row, Table, Tombstone};
 use super::shards::{Counter, Shard};
-use std::collections::HashMap;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 
-/// Every counter a node holds, keyed by `partition/cell`.
+/// The store's knobs, with Cassandra's names in the README.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StoreSettings {
+    /// `gc_grace_seconds`, in µs: how long a tombstone must live before compaction may purge it.
+    pub gc_grace: u64,
+    /// Counter cache capacity in counters; 0 disables it.
+    pub counter_cache: usize,
+    /// `tombstone_warn_threshold`.
+    pub tombstone_warn: u64,
+    /// `tombstone_failure_threshold`.
+    pub tombstone_fail: u64,
+}
+
+impl Default for StoreSettings {
+    fn default() -> Self {
+        StoreSettings {
+            gc_grace: 864_000 * 1_000_000,
+            counter_cache: 0,
+            tombstone_warn: 1_000,
+            tombstone_fail: 100_000,
+        }
+    }
+}
+
+/// What a delete removes, as in CQL.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Scope {
+    /// `DELETE FROM t WHERE pk = ?`.
+    Partition,
+    /// `DELETE FROM t WHERE pk = ? AND ck = ?`: shadows cells not newer than it.
+    Row,
+    /// `DELETE views FROM t WHERE ...`: beats the counter cell whatever the timestamps.
+    Column,
+}
+
+/// A read of one replica: its merged view of a partition and the tombstones it scanned.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Scanned {
+    /// The partition as this replica sees it, purgeable tombstones left out.
+    pub partition: Partition,
+    /// Tombstones the read went over (dead cells and row deletions without live data; not
+    /// partition deletions, not purgeable ones).
+    pub tombstones: u64,
+}
+
+/// The fragment a delete of `scope` writes, stamped `now` by the coordinator.
+pub fn tombstone(scope: Scope, partition: &str, cell: Option<&str>, now: u64) -> Table {
+    let t = Some(Tombstone {
+        at: now,
+        local: now,
+    });
+    let mut p = Partition::default();
+    match (scope, cell) {
+        (Scope::Partition, _) | (_, None) => p.deletion = t,
+        (Scope::Row, Some(c)) => {
+            p.rows.insert(
+                c.to_string(),
+                Row {
+                    row_deletion: t,
+                    ..Row::default()
+                },
+            );
+        }
+        (Scope::Column, Some(c)) => {
+            p.rows.insert(
+                c.to_string(),
+                Row {
+                    cell_deletion: t,
+                    ..Row::default()
+                },
+            );
+        }
+    }
+    Table::single(partition, p)
+}
+
+/// Merges versions of one partition: every tombstone first, then only the counter cells no
+/// tombstone shadows, so an old cell never rides on a newer one past a deletion.
+pub fn merge_versions<'a>(versions: impl Iterator<Item = &'a Partition> + Clone) -> Partition {
+    let mut merged = Partition::default();
+    for version in versions.clone() {
+        let mut tombstones = version.clone();
+        for row in tombstones.rows.values_mut() {
+            row.counter = None;
+        }
+        merged.merge(&tombstones);
+    }
+    for version in versions {
+        let mut live = Partition::default();
+        for (cell, row) in &version.rows {
+            let Some(counter) = &row.counter else {
+                continue;
+            };
+            let kept = merged.rows.get(cell).is_none_or(|r| {
+                r.cell_deletion.is_none()
+                    && Tombstone::newest(merged.deletion, r.row_deletion)
+                        .is_none_or(|t| counter.timestamp > t.at)
+            }) && merged.deletion.is_none_or(|t| counter.timestamp > t.at);
+            if kept {
+                live.rows.insert(
+                    cell.clone(),
+                    Row {
+                        counter: Some(counter.clone()),
+                        ..Row::default()
+                    },
+                );
+            }
+        }
+        merged.merge(&live);
+    }
+    merged
+}
+
+/// Every counter one node holds.
 #[derive(Debug)]
 pub struct Store {
     node: String,
-    counters: HashMap<String, Counter>,
+    settings: StoreSettings,
+    memtable: Table,
+    segments: Vec<Table>,
+    cache: CounterCache,
 }
 
 impl Store {
     /// An empty store for the node `node`.
-    pub fn new(node: &str) -> Self {
+    pub fn new(node: &str, settings: StoreSettings) -> Self {
         Store {
             node: node.to_string(),
-            counters: HashMap::new(),
+            cache: CounterCache::new(settings.counter_cache),
+            settings,
+            memtable: Table::default(),
+            segments: Vec::new(),
         }
+    }
+
+    /// A store recovered from flushed segments and a replayed commit log.
+    pub fn recover(
+        node: &str,
+        settings: StoreSettings,
+        segments: Vec<Table>,
+        log: &[Table],
+    ) -> Self {
+        let mut store = Store::new(node, settings);
+        store.segments = segments;
+        for fragment in log {
+            store.apply(fragment);
+        }
+        store
     }
 
     /// The id of the node that owns this store.
@@ -25,128 +165,224 @@ impl Store {
         &self.node
     }
 
-    /// The leader's increment: reads its own shard, sets `clock = max(now, old clock + 1)`,
-    /// adds `delta`, stores the result and returns the shard to replicate.
-    pub fn lead_add(&mut self, key: &str, delta: i64, now_micros: u64) -> Shard {
-        let counter = self.counters.entry(key.to_string()).or_default();
-        let old = counter
-            .shards
-            .get(&self.node)
-            .copied()
+    /// The current settings.
+    pub fn settings(&self) -> &StoreSettings {
+        &self.settings
+    }
+
+    /// Changes the settings at run time.
+    pub fn set_settings(&mut self, settings: StoreSettings) {
+        self.cache.resize(settings.counter_cache);
+        self.settings = settings;
+    }
+
+    /// The leader's increment: reads its own shard (from the counter cache when it has it,
+    /// else from the store with tombstones applied), sets `clock = max(now, old clock + 1)`,
+    /// adds `delta`, writes the result stamped `now`, and returns the fragment to replicate.
+    pub fn lead_add(&mut self, partition: &str, cell: &str, delta: i64, now: u64) -> Table {
+        let key = format!("{partition}/{cell}");
+        let own = self
+            .cache
+            .get(&key)
+            .or_else(|| {
+                let view = self.view(partition);
+                view.rows
+                    .get(cell)?
+                    .counter
+                    .as_ref()?
+                    .counter
+                    .shards
+                    .get(&self.node)
+                    .copied()
+            })
             .unwrap_or(Shard { clock: 0, count: 0 });
         let shard = Shard {
-            clock: now_micros.max(old.clock + 1),
-            count: old.count + delta,
+            clock: now.max(own.clock + 1),
+            count: own.count.wrapping_add(delta),
         };
-        counter.shards.insert(self.node.clone(), shard);
-        shard
+        self.cache.put(&key, shard);
+        let mut counter = Counter::default();
+        counter.merge_shard(&self.node, shard);
+        let row = Row {
+            counter: Some(CounterCell {
+                counter,
+                timestamp: now,
+            }),
+            ..Row::default()
+        };
+        let mut p = Partition::default();
+        p.rows.insert(cell.to_string(), row);
+        let fragment = Table::single(partition, p);
+        self.apply(&fragment);
+        fragment
     }
 
-    /// Applies a shard replicated from `owner`; returns whether it changed anything.
-    pub fn apply_shard(&mut self, key: &str, owner: &str, shard: Shard) -> bool {
-        self.counters
-            .entry(key.to_string())
-            .or_default()
-            .merge_shard(owner, shard)
+    /// Applies a replicated write, a delete or a repair to the memtable.
+    pub fn apply(&mut self, fragment: &Table) {
+        self.memtable.merge(fragment);
     }
 
-    /// Merges a whole counter (a read repair); returns whether it changed anything.
-    pub fn repair(&mut self, key: &str, counter: &Counter) -> bool {
-        if counter.shards.is_empty() {
-            return false;
+    /// This node's merged view of a partition, every tombstone included.
+    fn view(&self, partition: &str) -> Partition {
+        let versions: Vec<&Partition> = std::iter::once(&self.memtable)
+            .chain(&self.segments)
+            .filter_map(|t| t.partitions.get(partition))
+            .collect();
+        merge_versions(versions.iter().copied())
+    }
+
+    /// Reads a partition (or one cell of it) at `now`, counting the tombstones it goes over.
+    pub fn read(&self, partition: &str, cell: Option<&str>, now: u64) -> Scanned {
+        let mut view = self.view(partition);
+        if let Some(cell) = cell {
+            view.rows.retain(|c, _| c == cell);
         }
-        self.counters
-            .entry(key.to_string())
-            .or_default()
-            .merge(counter)
+        let gc = self.settings.gc_grace;
+        let live = |t: &Option<Tombstone>| t.filter(|t| !t.purgeable(now, gc));
+        view.deletion = live(&view.deletion);
+        let mut tombstones = 0;
+        for row in view.rows.values_mut() {
+            row.row_deletion = live(&row.row_deletion);
+            row.cell_deletion = live(&row.cell_deletion);
+            let dead = row.cell_deletion.is_some()
+                || (row.row_deletion.is_some() && row.counter.is_none());
+            tombstones += u64::from(dead);
+        }
+        view.rows.retain(|_, row| !row.is_empty());
+        Scanned {
+            partition: view,
+            tombstones,
+        }
     }
 
-    /// The counter as this node knows it; `None` when it has never heard of it.
-    pub fn counter(&self, key: &str) -> Option<&Counter> {
-        self.counters.get(key).filter(|c| !c.shards.is_empty())
+    /// Moves the memtable into a new immutable segment.
+    pub fn flush(&mut self) -> Option<Table> {
+        if self.memtable.partitions.is_empty() {
+            return None;
+        }
+        let segment = std::mem::take(&mut self.memtable);
+        self.segments.push(segment.clone());
+        Some(segment)
+    }
+
+    /// Compacts every segment into one at `now`: shadowed data goes, and a tombstone is
+    /// purged once it is older than gc_grace and no older data for its key lives outside the
+    /// compaction (in the memtable). Returns the new segment and how many tombstones went.
+    pub fn compact(&mut self, now: u64) -> (Table, usize) {
+        let keys: Vec<String> = self
+            .segments
+            .iter()
+            .flat_map(|s| s.partitions.keys().cloned())
+            .collect();
+        let mut compacted = Table::default();
+        let mut purged = 0;
+        for key in keys {
+            if compacted.partitions.contains_key(&key) {
+                continue;
+            }
+            let versions: Vec<&Partition> = self
+                .segments
+                .iter()
+                .filter_map(|t| t.partitions.get(&key))
+                .collect();
+            let mut merged = merge_versions(versions.iter().copied());
+            purged += self.purge(&key, &mut merged, now);
+            if !merged.is_empty() {
+                compacted.partitions.insert(key, merged);
+            }
+        }
+        self.segments = vec![compacted.clone()];
+        (compacted, purged)
+    }
+
+    /// Drops the purgeable tombstones of one compacted partition; returns how many.
+    fn purge(&self, key: &str, merged: &mut Partition, now: u64) -> usize {
+        let gc = self.settings.gc_grace;
+        let outside = self.memtable.partitions.get(key);
+        let older_outside = |cell: Option<&str>, at: u64, any_age: bool| {
+            outside.is_some_and(|p| {
+                p.rows.iter().any(|(c, row)| {
+                    cell.is_none_or(|cell| cell == c)
+                        && row
+                            .counter
+                            .as_ref()
+                            .is_some_and(|k| any_age || k.timestamp <= at)
+                })
+            })
+        };
+        let mut purged = 0;
+        if merged
+            .deletion
+            .is_some_and(|t| t.purgeable(now, gc) && !older_outside(None, t.at, false))
+        {
+            merged.deletion = None;
+            purged += 1;
+        }
+        for (cell, row) in merged.rows.iter_mut() {
+            if row
+                .row_deletion
+                .is_some_and(|t| t.purgeable(now, gc) && !older_outside(Some(cell), t.at, false))
+            {
+                row.row_deletion = None;
+                purged += 1;
+            }
+            if row
+                .cell_deletion
+                .is_some_and(|t| t.purgeable(now, gc) && !older_outside(Some(cell), t.at, true))
+            {
+                row.cell_deletion = None;
+                purged += 1;
+            }
+        }
+        merged.rows.retain(|_, row| !row.is_empty());
+        purged
+    }
+
+    /// Everything this node holds, merged, purgeable tombstones left out: what repair sends.
+    pub fn dump(&self, now: u64) -> Table {
+        let keys: std::collections::BTreeSet<&String> = std::iter::once(&self.memtable)
+            .chain(&self.segments)
+            .flat_map(|t| t.partitions.keys())
+            .collect();
+        let mut table = Table::default();
+        for key in keys {
+            let scanned = self.read(key, None, now);
+            if !scanned.partition.is_empty() {
+                table.partitions.insert(key.clone(), scanned.partition);
+            }
+        }
+        table
+    }
+
+    /// The node's true state per counter, for tests and the checkers' oracle.
+    pub fn oracle(&self, now: u64) -> serde_json::Value {
+        let mut counters = BTreeMap::new();
+        for (partition, data) in &self.dump(now).partitions {
+            for (cell, row) in &data.rows {
+                let key = format!("{partition}/{cell}");
+                counters.insert(
+                    key.clone(),
+                    serde_json::json!({
+                        "value": row.counter.as_ref().map(|c| c.counter.value()),
+                        "shards": row.counter.as_ref().map(|c| &c.counter.shards),
+                        "timestamp": row.counter.as_ref().map(|c| c.timestamp),
+                        "partition_deletion": data.deletion,
+                        "row_deletion": row.row_deletion,
+                        "cell_deletion": row.cell_deletion,
+                        "cache": self.cache.get(&key),
+                    }),
+                );
+            }
+        }
+        serde_json::json!({
+            "node": self.node,
+            "counters": counters,
+            "memtable_partitions": self.memtable.partitions.len(),
+            "segments": self.segments.len(),
+        })
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_leader_clock_follows_time_and_never_goes_back() {
-        let mut store = Store::new("n1");
-        assert_eq!(
-            store.lead_add("a/b", 2, 1_000),
-            Shard {
-                clock: 1_000,
-                count: 2
-            }
-        );
-        // The clock stepped back (skew, NTP): the shard's clock still moves forward.
-        assert_eq!(
-            store.lead_add("a/b", 3, 900),
-            Shard {
-                clock: 1_001,
-                count: 5
-            }
-        );
-        assert_eq!(
-            store.lead_add("a/b", -1, 5_000),
-            Shard {
-                clock: 5_000,
-                count: 4
-            }
-        );
-        assert_eq!(store.counter("a/b").map(Counter::value), Some(4));
-    }
-
-    #[test]
-    fn a_leader_adds_to_its_own_shard_only() {
-        let mut store = Store::new("n2");
-        store.apply_shard(
-            "a/b",
-            "n1",
-            Shard {
-                clock: 10,
-                count: 7,
-            },
-        );
-        store.lead_add("a/b", 1, 20);
-        let counter = store.counter("a/b").expect("exists");
-        assert_eq!(
-            counter.shards["n1"],
-            Shard {
-                clock: 10,
-                count: 7
-            }
-        );
-        assert_eq!(
-            counter.shards["n2"],
-            Shard {
-                clock: 20,
-                count: 1
-            }
-        );
-        assert_eq!(counter.value(), 8);
-    }
-
-    #[test]
-    fn a_stale_replicated_shard_is_ignored() {
-        let mut store = Store::new("n2");
-        assert!(store.apply_shard(
-            "a/b",
-            "n1",
-            Shard {
-                clock: 10,
-                count: 7
-            }
-        ));
-        assert!(!store.apply_shard("a/b", "n1", Shard { clock: 9, count: 6 }));
-        assert_eq!(store.counter("a/b").map(Counter::value), Some(7));
-    }
-
-    #[test]
-    fn an_unknown_counter_is_absent() {
-        let store = Store::new("n1");
-        assert!(store.counter("a/b").is_none());
-    }
-}
+#[path = "store_tests.rs"]
+mod tests;

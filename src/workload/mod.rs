@@ -4,4 +4,4 @@ mod generator;
 mod spec;
 
 pub use generator::{Generator, Planned};
-pub use spec::{load, NodeSettings, RetryPolicy, Workload, WorkloadError};
+pub use spec::{load, RetryPolicy, Workload, WorkloadError};

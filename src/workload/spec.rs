@@ -1,6 +1,7 @@
 //! The workload spec: every field, its default, and how a name or a path becomes a spec.
 
 use crate::node::consistency::ConsistencyLevel;
+use crate::node::settings::ClusterSettings;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -86,25 +87,6 @@ impl fmt::Display for RetryPolicy {
     }
 }
 
-/// Settings passed to every bundled node.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct NodeSettings {
-    /// Coordinator's wait for write acknowledgements before answering 504, ms.
-    pub write_timeout_ms: u64,
-    /// Coordinator's wait for read answers before answering 504, ms.
-    pub read_timeout_ms: u64,
-}
-
-impl Default for NodeSettings {
-    fn default() -> Self {
-        NodeSettings {
-            write_timeout_ms: 500,
-            read_timeout_ms: 500,
-        }
-    }
-}
-
 /// A workload: the cluster, the load and the client behaviour. Every field has the default
 /// shown in [`Workload::default`]; a file need only set what differs.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -137,8 +119,8 @@ pub struct Workload {
     pub client_timeout_ms: u64,
     /// What a client does after a timeout: `none` or `on-timeout:N`.
     pub retry: RetryPolicy,
-    /// Settings for every node.
-    pub node: NodeSettings,
+    /// The cluster's settings (Cassandra's and RavenDB's knobs), passed to every node.
+    pub cluster: ClusterSettings,
 }
 
 impl Default for Workload {
@@ -157,7 +139,7 @@ impl Default for Workload {
             read_cl: ConsistencyLevel::Quorum,
             client_timeout_ms: 1_000,
             retry: RetryPolicy::None,
-            node: NodeSettings::default(),
+            cluster: ClusterSettings::default(),
         }
     }
 }
@@ -218,6 +200,7 @@ impl Workload {
         if let Some((_, message)) = problems.iter().find(|(bad, _)| *bad) {
             return Err(message.to_string());
         }
+        self.cluster.validate(self.nodes)?;
         for key in &self.keys {
             key.parse::<crate::node::api::CounterKey>()
                 .map_err(|e| format!("`keys`: {e}"))?;

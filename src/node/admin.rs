@@ -1,0 +1,170 @@
+//! The admin and fault plane, answered on 127.0.0.1 only: health, peers, faults, flush,
+//! compaction, repair, settings, and the oracle dump of the node's true state.
+
+use super::api::{Ack, Health, Peers};
+use super::cells::Table;
+use super::errors::ApiError;
+use super::faults::{Faults, FaultsUpdate};
+use super::server::Node;
+use super::settings::{ClusterSettings, Mode};
+use axum::extract::rejection::JsonRejection;
+use axum::extract::State;
+use axum::routing::{get, post, put};
+use axum::{Json, Router};
+use serde_json::{json, Value};
+use std::sync::Arc;
+
+type Shared = State<Arc<Node>>;
+
+/// The `/admin/...` routes.
+pub fn routes() -> Router<Arc<Node>> {
+    Router::new()
+        .route("/admin/health", get(health))
+        .route("/admin/peers", put(set_peers))
+        .route("/admin/faults", get(faults).put(set_faults))
+        .route("/admin/flush", post(flush))
+        .route("/admin/compact", post(compact))
+        .route("/admin/repair", post(repair_now))
+        .route("/admin/config", get(config).put(set_config))
+        .route("/admin/oracle", get(oracle))
+}
+
+fn body<T>(body: Result<Json<T>, JsonRejection>) -> Result<T, ApiError> {
+    body.map(|Json(t)| t)
+        .map_err(|e| ApiError::BadRequest(e.body_text()))
+}
+
+async fn health(State(node): Shared) -> Json<Health> {
+    Json(Health {
+        id: node.id.clone(),
+        peers: node.peers.addrs(),
+    })
+}
+
+async fn set_peers(
+    State(node): Shared,
+    peers: Result<Json<Peers>, JsonRejection>,
+) -> Result<Json<Health>, ApiError> {
+    let peers = body(peers)?;
+    tracing::info!(peers = ?peers.peers, "peers set");
+    node.peers.set(peers.peers);
+    Ok(health(State(node)).await)
+}
+
+async fn faults(State(node): Shared) -> Json<Faults> {
+    Json(
+        node.faults
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone(),
+    )
+}
+
+async fn set_faults(
+    State(node): Shared,
+    update: Result<Json<FaultsUpdate>, JsonRejection>,
+) -> Result<Json<Faults>, ApiError> {
+    let update = body(update)?;
+    let now = {
+        let mut faults = node.faults.write().unwrap_or_else(|e| e.into_inner());
+        faults.update(update);
+        faults.clone()
+    };
+    tracing::info!(faults = ?now, "faults changed");
+    Ok(Json(now))
+}
+
+fn io_error(e: std::io::Error) -> ApiError {
+    ApiError::Internal(e.to_string())
+}
+
+async fn flush(State(node): Shared) -> Result<Json<Value>, ApiError> {
+    let flushed = tokio::task::spawn_blocking(move || node.flush())
+        .await
+        .map_err(|e| ApiError::Internal(e.to_string()))?
+        .map_err(io_error)?;
+    Ok(Json(json!({ "flushed": flushed })))
+}
+
+async fn compact(State(node): Shared) -> Result<Json<Value>, ApiError> {
+    let purged = tokio::task::spawn_blocking(move || node.compact())
+        .await
+        .map_err(|e| ApiError::Internal(e.to_string()))?
+        .map_err(io_error)?;
+    tracing::info!(purged, "compacted");
+    Ok(Json(json!({ "purged_tombstones": purged })))
+}
+
+/// Anti-entropy repair: take every reachable peer's dump, merge it here, then send the
+/// merged dump back to each. Purgeable tombstones are never sent, so a replica repaired after
+/// gc_grace brings back what they shadowed elsewhere. Returns the peers repaired with.
+pub(super) async fn repair(node: &Arc<Node>) -> usize {
+    if node.settings().mode == Mode::Ravendb {
+        return super::raven_http::catch_up(node).await;
+    }
+    let peers: Vec<String> = node
+        .peers
+        .addrs()
+        .into_keys()
+        .filter(|p| node.peers.alive(p))
+        .collect();
+    let mut reached = Vec::new();
+    for peer in &peers {
+        match node
+            .peers
+            .call::<(), Table>(peer, "/internal/dump", None)
+            .await
+        {
+            Ok(dump) => {
+                if let Err(e) = node.apply_local(&dump) {
+                    tracing::warn!(error = %e, "repair: could not apply a dump");
+                }
+                reached.push(peer.clone());
+            }
+            Err(e) => tracing::warn!(%peer, error = %e, "repair: peer unreachable"),
+        }
+    }
+    let mine = {
+        let now = node.now();
+        node.store().dump(now)
+    };
+    for peer in &reached {
+        if let Err(e) = node
+            .peers
+            .call::<Table, Ack>(peer, "/internal/apply", Some(&mine))
+            .await
+        {
+            tracing::warn!(%peer, error = %e, "repair: could not send the merged data");
+        }
+    }
+    tracing::info!(peers = reached.len(), "repaired");
+    reached.len()
+}
+
+async fn repair_now(State(node): Shared) -> Json<Value> {
+    Json(json!({ "repaired_with": repair(&node).await }))
+}
+
+async fn config(State(node): Shared) -> Json<ClusterSettings> {
+    Json(node.settings())
+}
+
+async fn set_config(
+    State(node): Shared,
+    settings: Result<Json<ClusterSettings>, JsonRejection>,
+) -> Result<Json<ClusterSettings>, ApiError> {
+    let settings = body(settings)?;
+    settings
+        .validate(node.peers.cluster().len())
+        .map_err(ApiError::BadRequest)?;
+    node.set_settings(settings);
+    Ok(Json(node.settings()))
+}
+
+async fn oracle(State(node): Shared) -> Json<Value> {
+    let now = node.now();
+    let mut oracle = node.store().oracle(now);
+    oracle["mode"] = json!(node.settings().mode);
+    oracle["raven"] = json!(node.raven().counters());
+    Json(oracle)
+}

@@ -1,0 +1,393 @@
+//! The data plane in Cassandra mode: the node a client reached coordinates. It checks up front
+//! that the consistency level can be met, has a replica lead each increment, sends deletes to
+//! every replica, and merges and repairs the replicas a read contacts.
+
+use super::api::{
+    Ack, AddRequest, AddResponse, ClQuery, CounterKey, DeleteScope, LeadRequest, ReadResponse,
+    ReplicaRead, ScanResponse,
+};
+use super::cells::{Partition, Table};
+use super::consistency::ConsistencyLevel;
+use super::errors::ApiError;
+use super::internal;
+use super::peers::{gather, PeerError};
+use super::raven_http;
+use super::ring;
+use super::server::Node;
+use super::settings::Mode;
+use super::store::{merge_versions, tombstone, Scope};
+use axum::extract::rejection::{JsonRejection, QueryRejection};
+use axum::extract::{Path, Query, State};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use std::sync::Arc;
+use tokio::sync::mpsc;
+use tokio::time::Instant;
+
+type Shared = State<Arc<Node>>;
+
+/// The `/v1/counters/...` routes.
+pub fn routes() -> Router<Arc<Node>> {
+    Router::new()
+        .route(
+            "/v1/counters/{partition}/{cell}",
+            post(add).get(read).delete(delete_cell),
+        )
+        .route(
+            "/v1/counters/{partition}",
+            get(scan).delete(delete_partition),
+        )
+}
+
+fn key_of(partition: &str, cell: &str) -> Result<CounterKey, ApiError> {
+    CounterKey::new(partition, cell).map_err(|e| ApiError::BadRequest(e.to_string()))
+}
+
+fn partition_of(partition: &str) -> Result<(), ApiError> {
+    key_of(partition, "_").map(|_| ())
+}
+
+fn query_of(query: Result<Query<ClQuery>, QueryRejection>) -> Result<ClQuery, ApiError> {
+    query
+        .map(|Query(q)| q)
+        .map_err(|e| ApiError::BadRequest(e.body_text()))
+}
+
+/// The replicas of a partition and how many of them `cl` needs; 503 when the failure
+/// detector says fewer are alive (nothing is sent then).
+fn plan(
+    node: &Node,
+    partition: &str,
+    cl: ConsistencyLevel,
+) -> Result<(Vec<String>, usize), ApiError> {
+    let replicas = ring::replicas(&node.peers.cluster(), partition, node.settings().rf);
+    let block_for = cl.block_for(replicas.len());
+    let alive = replicas.iter().filter(|r| node.peers.alive(r)).count();
+    if alive < block_for {
+        return Err(ApiError::Unavailable { alive, block_for });
+    }
+    Ok((replicas, block_for))
+}
+
+async fn add(
+    State(node): Shared,
+    Path((partition, cell)): Path<(String, String)>,
+    body: Result<Json<AddRequest>, JsonRejection>,
+) -> Result<Json<AddResponse>, ApiError> {
+    let key = key_of(&partition, &cell)?;
+    let Json(request) = body.map_err(|e| ApiError::BadRequest(e.body_text()))?;
+    let settings = node.settings();
+    if settings.mode == Mode::Ravendb {
+        return raven_http::add(&node, &key, request.delta).map(Json);
+    }
+    let cl = request.cl.unwrap_or(settings.default_write_cl);
+    let (replicas, block_for) = plan(&node, &partition, cl)?;
+    let lead = LeadRequest {
+        partition,
+        cell,
+        delta: request.delta,
+        cl,
+    };
+    if replicas.contains(&node.id) {
+        return lead_increment(&node, lead).await.map(Json);
+    }
+    let alive: Vec<&String> = replicas.iter().filter(|r| node.peers.alive(r)).collect();
+    let leader = alive[rand::random::<u32>() as usize % alive.len()];
+    match node
+        .peers
+        .call::<_, AddResponse>(leader, "/internal/lead", Some(&lead))
+        .await
+    {
+        Ok(answer) => Ok(Json(answer)),
+        Err(PeerError::Status { status, body, .. }) => {
+            Err(ApiError::from_peer(status, &body, block_for))
+        }
+        Err(_) => Err(ApiError::WriteTimeout {
+            received: 0,
+            block_for,
+        }),
+    }
+}
+
+/// The leader's part of an increment: under the counter's lock (taken within the write
+/// timeout, else nothing is applied), update its own shard and log it; then send the shard to
+/// the other replicas and wait for the consistency level.
+pub(super) async fn lead_increment(
+    node: &Arc<Node>,
+    lead: LeadRequest,
+) -> Result<AddResponse, ApiError> {
+    let settings = node.settings();
+    let deadline = Instant::now() + settings.write_timeout();
+    let replicas = ring::replicas(&node.peers.cluster(), &lead.partition, settings.rf);
+    let block_for = lead.cl.block_for(replicas.len());
+    let key = format!("{}/{}", lead.partition, lead.cell);
+    let fragment = {
+        let _locked = tokio::time::timeout_at(deadline, node.stripe(&key).lock())
+            .await
+            .map_err(|_| ApiError::WriteTimeout {
+                received: 0,
+                block_for,
+            })?;
+        node.lead_local(&lead.partition, &lead.cell, lead.delta)?
+    };
+    let others: Vec<String> = replicas.into_iter().filter(|r| *r != node.id).collect();
+    let acks = node
+        .peers
+        .broadcast::<Table, Ack>(&others, "/internal/apply", &fragment);
+    let received = 1 + gather(acks, block_for.saturating_sub(1), deadline)
+        .await
+        .len();
+    if received < block_for {
+        tracing::info!(%key, received, block_for, "write timed out");
+        return Err(ApiError::WriteTimeout {
+            received,
+            block_for,
+        });
+    }
+    Ok(AddResponse {
+        node: node.id.clone(),
+    })
+}
+
+async fn delete_cell(
+    State(node): Shared,
+    Path((partition, cell)): Path<(String, String)>,
+    query: Result<Query<ClQuery>, QueryRejection>,
+) -> Result<Json<AddResponse>, ApiError> {
+    let key = key_of(&partition, &cell)?;
+    let query = query_of(query)?;
+    let scope = match query.scope.unwrap_or(DeleteScope::Row) {
+        DeleteScope::Row => Scope::Row,
+        DeleteScope::Column => Scope::Column,
+    };
+    delete(&node, scope, &key.partition, Some(&key.cell), query.cl)
+        .await
+        .map(Json)
+}
+
+async fn delete_partition(
+    State(node): Shared,
+    Path(partition): Path<String>,
+    query: Result<Query<ClQuery>, QueryRejection>,
+) -> Result<Json<AddResponse>, ApiError> {
+    partition_of(&partition)?;
+    let query = query_of(query)?;
+    delete(&node, Scope::Partition, &partition, None, query.cl)
+        .await
+        .map(Json)
+}
+
+/// A delete: a tombstone stamped with this coordinator's clock, sent to every replica.
+async fn delete(
+    node: &Arc<Node>,
+    scope: Scope,
+    partition: &str,
+    cell: Option<&str>,
+    cl: Option<ConsistencyLevel>,
+) -> Result<AddResponse, ApiError> {
+    let settings = node.settings();
+    if settings.mode == Mode::Ravendb {
+        return raven_http::delete(node, partition, cell);
+    }
+    let (replicas, block_for) = plan(node, partition, cl.unwrap_or(settings.default_write_cl))?;
+    let deadline = Instant::now() + settings.write_timeout();
+    let fragment = tombstone(scope, partition, cell, node.now());
+    let mut received = 0;
+    if replicas.contains(&node.id) {
+        node.apply_local(&fragment)?;
+        received += 1;
+    }
+    let others: Vec<String> = replicas.into_iter().filter(|r| *r != node.id).collect();
+    let acks = node
+        .peers
+        .broadcast::<Table, Ack>(&others, "/internal/apply", &fragment);
+    received += gather(acks, block_for.saturating_sub(received), deadline)
+        .await
+        .len();
+    if received < block_for {
+        return Err(ApiError::WriteTimeout {
+            received,
+            block_for,
+        });
+    }
+    Ok(AddResponse {
+        node: node.id.clone(),
+    })
+}
+
+async fn read(
+    State(node): Shared,
+    Path((partition, cell)): Path<(String, String)>,
+    query: Result<Query<ClQuery>, QueryRejection>,
+) -> Result<Json<ReadResponse>, ApiError> {
+    let key = key_of(&partition, &cell)?;
+    let query = query_of(query)?;
+    if node.settings().mode == Mode::Ravendb {
+        return Ok(Json(raven_http::read(&node, &key)));
+    }
+    let (version, tombstones, warnings) =
+        coordinate_read(&node, &partition, Some(&cell), query.cl).await?;
+    let value = version
+        .rows
+        .get(&cell)
+        .and_then(|r| r.counter.as_ref())
+        .map(|c| c.counter.value());
+    Ok(Json(ReadResponse {
+        value,
+        tombstones,
+        node: node.id.clone(),
+        warnings,
+    }))
+}
+
+async fn scan(
+    State(node): Shared,
+    Path(partition): Path<String>,
+    query: Result<Query<ClQuery>, QueryRejection>,
+) -> Result<Json<ScanResponse>, ApiError> {
+    partition_of(&partition)?;
+    let query = query_of(query)?;
+    if node.settings().mode == Mode::Ravendb {
+        return Ok(Json(raven_http::scan(&node, &partition)));
+    }
+    let (version, tombstones, warnings) =
+        coordinate_read(&node, &partition, None, query.cl).await?;
+    let cells = version
+        .rows
+        .iter()
+        .filter_map(|(c, r)| r.counter.as_ref().map(|k| (c.clone(), k.counter.value())))
+        .collect();
+    Ok(Json(ScanResponse {
+        cells,
+        tombstones,
+        node: node.id.clone(),
+        warnings,
+    }))
+}
+
+/// The path of an internal read of a partition (or one cell of it), percent-encoded.
+pub(super) fn internal_read_path(partition: &str, cell: Option<&str>) -> String {
+    let mut url =
+        reqwest::Url::parse("http://node/").unwrap_or_else(|_| unreachable!("a static URL parses"));
+    if let Ok(mut segments) = url.path_segments_mut() {
+        segments
+            .pop_if_empty()
+            .extend(["internal", "read", partition]);
+    }
+    if let Some(cell) = cell {
+        url.query_pairs_mut().append_pair("cell", cell);
+    }
+    match url.query() {
+        Some(q) => format!("{}?{q}", url.path()),
+        None => url.path().to_string(),
+    }
+}
+
+/// Reads from as many replicas as `cl` needs (this node first when it is one), merges their
+/// versions, and repairs the contacted replicas that were behind before answering (not at
+/// ONE). Returns the merged version, the most tombstones a replica scanned, and warnings.
+async fn coordinate_read(
+    node: &Arc<Node>,
+    partition: &str,
+    cell: Option<&str>,
+    cl: Option<ConsistencyLevel>,
+) -> Result<(Partition, u64, Vec<String>), ApiError> {
+    let settings = node.settings();
+    let cl = cl.unwrap_or(settings.default_read_cl);
+    let (replicas, block_for) = plan(node, partition, cl)?;
+    let deadline = Instant::now() + settings.read_timeout();
+    let mut contacted: Vec<String> = replicas
+        .iter()
+        .filter(|r| **r == node.id)
+        .cloned()
+        .collect();
+    contacted.extend(
+        replicas
+            .iter()
+            .filter(|r| **r != node.id && node.peers.alive(r))
+            .cloned(),
+    );
+    contacted.truncate(block_for);
+    let (tx, rx) = mpsc::channel(contacted.len().max(1));
+    for replica in &contacted {
+        let (tx, node, replica) = (tx.clone(), node.clone(), replica.clone());
+        let path = internal_read_path(partition, cell);
+        let (partition, cell) = (partition.to_string(), cell.map(str::to_string));
+        tokio::spawn(async move {
+            let answer = if replica == node.id {
+                internal::replica_read(&node, &partition, cell.as_deref())
+            } else {
+                node.peers
+                    .call::<(), ReplicaRead>(&replica, &path, None)
+                    .await
+                    .map_err(|e| match e {
+                        PeerError::Status { status, body, .. } => {
+                            ApiError::from_peer(status, &body, 0)
+                        }
+                        other => ApiError::Internal(other.to_string()),
+                    })
+            };
+            let _ = tx.send((replica, answer)).await;
+        });
+    }
+    drop(tx);
+    let answers = gather(rx, contacted.len(), deadline).await;
+    let mut versions: Vec<(String, ReplicaRead)> = Vec::new();
+    for (replica, answer) in answers {
+        match answer {
+            Ok(read) => versions.push((replica, read)),
+            Err(e @ ApiError::TombstoneOverwhelming { .. }) => return Err(e),
+            Err(_) => {}
+        }
+    }
+    if versions.len() < block_for {
+        return Err(ApiError::ReadTimeout {
+            received: versions.len(),
+            block_for,
+        });
+    }
+    let merged = merge_versions(versions.iter().map(|(_, r)| &r.partition));
+    let tombstones = versions
+        .iter()
+        .map(|(_, r)| r.tombstones)
+        .max()
+        .unwrap_or(0);
+    if cl != ConsistencyLevel::One {
+        repair_stale(node, partition, &merged, &versions, deadline).await;
+    }
+    let mut warnings = Vec::new();
+    if tombstones > settings.tombstone_warn_threshold {
+        warnings.push(format!(
+            "read {tombstones} tombstones, over the warn threshold of {}",
+            settings.tombstone_warn_threshold
+        ));
+        tracing::warn!(partition, tombstones, "tombstone warn threshold exceeded");
+    }
+    Ok((merged, tombstones, warnings))
+}
+
+/// Blocking read repair: sends the merged version to every contacted replica that differed.
+async fn repair_stale(
+    node: &Arc<Node>,
+    partition: &str,
+    merged: &Partition,
+    versions: &[(String, ReplicaRead)],
+    deadline: Instant,
+) {
+    let fragment = Table::single(partition, merged.clone());
+    let stale: Vec<String> = versions
+        .iter()
+        .filter(|(_, r)| r.partition != *merged)
+        .map(|(replica, _)| replica.clone())
+        .collect();
+    let remote: Vec<String> = stale.iter().filter(|r| **r != node.id).cloned().collect();
+    if stale.len() > remote.len() {
+        if let Err(e) = node.apply_local(&fragment) {
+            tracing::warn!(error = %e, "local read repair failed");
+        }
+    }
+    let acks = node
+        .peers
+        .broadcast::<Table, Ack>(&remote, "/internal/apply", &fragment);
+    gather(acks, remote.len(), deadline).await;
+}

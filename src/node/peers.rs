@@ -1,0 +1,218 @@
+//! The node's calls to its peers, through the fault plane (cut links never deliver, slow
+//! links wait first), and the failure detector's view of who is up.
+
+use super::faults::Faults;
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::Duration;
+use tokio::sync::mpsc;
+use tokio::time::Instant;
+
+/// The header that names the sending node on node-to-node requests.
+pub const FROM_HEADER: &str = "x-checker-from";
+
+/// How long a peer that could not be reached counts as down before it is tried again.
+const DOWN_FOR: Duration = Duration::from_secs(1);
+
+/// Why a call to a peer got no answer.
+#[derive(Debug, thiserror::Error)]
+pub enum PeerError {
+    /// No such peer is known.
+    #[error("unknown peer {0}")]
+    Unknown(String),
+    /// The link is cut: nothing was delivered.
+    #[error("the link to {0} is cut")]
+    Cut(String),
+    /// The peer answered with an error status; its JSON body is kept.
+    #[error("{peer} answered {status}")]
+    Status {
+        /// The peer.
+        peer: String,
+        /// The HTTP status.
+        status: u16,
+        /// The answer's body.
+        body: serde_json::Value,
+    },
+    /// No answer (refused, timed out, garbled).
+    #[error("{peer}: {source}")]
+    Transport {
+        /// The peer.
+        peer: String,
+        /// What went wrong.
+        source: reqwest::Error,
+    },
+}
+
+/// The other nodes: their addresses, a client to reach them, and who seems down.
+pub struct Peers {
+    me: String,
+    http: reqwest::Client,
+    timeout: Duration,
+    addrs: RwLock<BTreeMap<String, String>>,
+    down: Mutex<HashMap<String, Instant>>,
+    faults: Arc<RwLock<Faults>>,
+}
+
+impl Peers {
+    /// Peers of node `me`, reached with requests that give up after `timeout`.
+    pub fn new(
+        me: &str,
+        addrs: BTreeMap<String, String>,
+        timeout: Duration,
+        faults: Arc<RwLock<Faults>>,
+    ) -> Self {
+        let http = reqwest::Client::builder()
+            .timeout(timeout)
+            .connect_timeout(timeout.min(Duration::from_millis(500)))
+            .build()
+            .unwrap_or_default();
+        Peers {
+            me: me.to_string(),
+            http,
+            timeout,
+            addrs: RwLock::new(addrs),
+            down: Mutex::new(HashMap::new()),
+            faults,
+        }
+    }
+
+    /// Replaces the peer list.
+    pub fn set(&self, addrs: BTreeMap<String, String>) {
+        *self.addrs.write().unwrap_or_else(|e| e.into_inner()) = addrs;
+    }
+
+    /// The peers by id.
+    pub fn addrs(&self) -> BTreeMap<String, String> {
+        self.addrs.read().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// Every node of the cluster, this one included, sorted.
+    pub fn cluster(&self) -> Vec<String> {
+        let mut all: Vec<String> = self.addrs().into_keys().collect();
+        all.push(self.me.clone());
+        all.sort();
+        all
+    }
+
+    /// Whether the failure detector thinks `node` is up: this node always is; a peer is not
+    /// while the link to it is cut or shortly after it could not be reached.
+    pub fn alive(&self, node: &str) -> bool {
+        if node == self.me {
+            return true;
+        }
+        if self
+            .faults
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .cut
+            .contains(node)
+        {
+            return false;
+        }
+        let down = self.down.lock().unwrap_or_else(|e| e.into_inner());
+        down.get(node).is_none_or(|since| since.elapsed() >= DOWN_FOR)
+    }
+
+    fn note(&self, peer: &str, reachable: bool) {
+        let mut down = self.down.lock().unwrap_or_else(|e| e.into_inner());
+        if reachable {
+            down.remove(peer);
+        } else {
+            down.insert(peer.to_string(), Instant::now());
+        }
+    }
+
+    /// Calls `path` on `peer` with a JSON body (POST) or none (GET), through the faults.
+    pub async fn call<B: Serialize, R: DeserializeOwned>(
+        &self,
+        peer: &str,
+        path: &str,
+        body: Option<&B>,
+    ) -> Result<R, PeerError> {
+        let addr = self
+            .addrs()
+            .get(peer)
+            .cloned()
+            .ok_or_else(|| PeerError::Unknown(peer.to_string()))?;
+        let (cut, delay) = {
+            let faults = self.faults.read().unwrap_or_else(|e| e.into_inner());
+            (faults.cut.contains(peer), faults.delay_to(peer))
+        };
+        if cut {
+            // A partition drops messages: the caller hears nothing until it gives up.
+            tokio::time::sleep(self.timeout).await;
+            return Err(PeerError::Cut(peer.to_string()));
+        }
+        if !delay.is_zero() {
+            tokio::time::sleep(delay).await;
+        }
+        let url = format!("http://{addr}{path}");
+        let request = match body {
+            Some(body) => self.http.post(url).json(body),
+            None => self.http.get(url),
+        };
+        let transport = |source| PeerError::Transport {
+            peer: peer.to_string(),
+            source,
+        };
+        let response = request.header(FROM_HEADER, &self.me).send().await;
+        self.note(peer, !response.as_ref().is_err_and(|e| e.is_connect()));
+        let response = response.map_err(transport)?;
+        let status = response.status();
+        if !status.is_success() {
+            let body = response.json().await.unwrap_or(serde_json::Value::Null);
+            return Err(PeerError::Status {
+                peer: peer.to_string(),
+                status: status.as_u16(),
+                body,
+            });
+        }
+        response.json().await.map_err(transport)
+    }
+
+    /// Sends the same body to several peers at once; each success arrives on the receiver.
+    pub fn broadcast<B, R>(
+        self: &Arc<Self>,
+        peers: &[String],
+        path: &str,
+        body: &B,
+    ) -> mpsc::Receiver<(String, R)>
+    where
+        B: Serialize + Clone + Send + Sync + 'static,
+        R: DeserializeOwned + Send + 'static,
+    {
+        let (tx, rx) = mpsc::channel(peers.len().max(1));
+        for peer in peers {
+            let (tx, me, peer, path, body) = (
+                tx.clone(),
+                self.clone(),
+                peer.clone(),
+                path.to_string(),
+                body.clone(),
+            );
+            tokio::spawn(async move {
+                match me.call::<B, R>(&peer, &path, Some(&body)).await {
+                    Ok(answer) => {
+                        let _ = tx.send((peer, answer)).await;
+                    }
+                    Err(e) => tracing::debug!(error = %e, "peer call failed"),
+                }
+            });
+        }
+        rx
+    }
+}
+
+/// Waits for `needed` items from `rx` or until `deadline`, whichever comes first.
+pub async fn gather<T>(mut rx: mpsc::Receiver<T>, needed: usize, deadline: Instant) -> Vec<T> {
+    let mut got = Vec::with_capacity(needed);
+    while got.len() < needed {
+        match tokio::time::timeout_at(deadline, rx.recv()).await {
+            Ok(Some(item)) => got.push(item),
+            Ok(None) | Err(_) => break,
+        }
+    }
+    got
+}
