@@ -5,3 +5,4 @@ mod lin_command;
 mod node_api;
 mod process;
 mod run_command;
+mod scenarios;

@@ -112,7 +112,8 @@ impl Peers {
             return false;
         }
         let down = self.down.lock().unwrap_or_else(|e| e.into_inner());
-        down.get(node).is_none_or(|since| since.elapsed() >= DOWN_FOR)
+        down.get(node)
+            .is_none_or(|since| since.elapsed() >= DOWN_FOR)
     }
 
     fn note(&self, peer: &str, reachable: bool) {

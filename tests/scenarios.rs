@@ -1,0 +1,379 @@
+//! Each mechanism of the bundled nodes, driven through its scenario on a real cluster
+//! (separate processes over HTTP), asserting what a client observes.
+
+use checker::cluster::Cluster;
+use checker::node::settings::{ClusterSettings, CommitlogSync, Mode};
+use serde_json::{json, Value};
+use std::time::Duration;
+
+/// A running cluster, an HTTP client and the folder the nodes keep their data in.
+struct Harness {
+    cluster: Cluster,
+    http: reqwest::Client,
+    _dir: tempfile::TempDir,
+}
+
+impl Harness {
+    async fn start(nodes: usize, settings: ClusterSettings) -> Harness {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let binary = std::path::Path::new(env!("CARGO_BIN_EXE_checker"));
+        let cluster = Cluster::start(binary, nodes, &settings, dir.path())
+            .await
+            .expect("cluster starts");
+        let http = reqwest::Client::builder()
+            .timeout(Duration::from_secs(10))
+            .build()
+            .expect("client");
+        Harness {
+            cluster,
+            http,
+            _dir: dir,
+        }
+    }
+
+    fn url(&self, node: &str, path: &str) -> String {
+        let addr = &self
+            .cluster
+            .nodes()
+            .iter()
+            .find(|n| n.id == node)
+            .expect("node")
+            .addr;
+        format!("http://{addr}{path}")
+    }
+
+    async fn send(&self, request: reqwest::RequestBuilder) -> (u16, Value) {
+        let response = request.send().await.expect("the node answers");
+        let status = response.status().as_u16();
+        (status, response.json().await.unwrap_or(Value::Null))
+    }
+
+    async fn add(&self, node: &str, key: &str, delta: i64, cl: &str) -> u16 {
+        let request = self
+            .http
+            .post(self.url(node, &format!("/v1/counters/{key}")))
+            .json(&json!({"delta": delta, "cl": cl}));
+        self.send(request).await.0
+    }
+
+    async fn read(&self, node: &str, key: &str, cl: &str) -> (u16, Value) {
+        self.send(
+            self.http
+                .get(self.url(node, &format!("/v1/counters/{key}?cl={cl}"))),
+        )
+        .await
+    }
+
+    async fn value(&self, node: &str, key: &str, cl: &str) -> Option<i64> {
+        let (status, body) = self.read(node, key, cl).await;
+        assert_eq!(status, 200, "read {key} at {node}: {body}");
+        body["value"].as_i64()
+    }
+
+    async fn delete(&self, node: &str, path: &str) -> u16 {
+        self.send(
+            self.http
+                .delete(self.url(node, &format!("/v1/counters/{path}"))),
+        )
+        .await
+        .0
+    }
+
+    async fn admin(&self, node: &str, path: &str, body: Option<Value>) -> Value {
+        let request = match body {
+            Some(body) => self.http.put(self.url(node, path)).json(&body),
+            None => self.http.post(self.url(node, path)),
+        };
+        let (status, answer) = self.send(request).await;
+        assert_eq!(status, 200, "{path} at {node}: {answer}");
+        answer
+    }
+
+    /// Cuts the links between `a` and `b`, both ways.
+    async fn cut(&self, a: &str, b: &str) {
+        self.admin(a, "/admin/faults", Some(json!({"cut": [b]})))
+            .await;
+        self.admin(b, "/admin/faults", Some(json!({"cut": [a]})))
+            .await;
+    }
+
+    async fn heal(&self, nodes: &[&str]) {
+        for node in nodes {
+            self.admin(
+                node,
+                "/admin/faults",
+                Some(json!({"cut": [], "delay_ms": {}})),
+            )
+            .await;
+        }
+    }
+}
+
+fn settings() -> ClusterSettings {
+    ClusterSettings {
+        rf: 3,
+        write_timeout_ms: 300,
+        read_timeout_ms: 300,
+        ..ClusterSettings::default()
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_client_retry_after_a_write_timeout_overcounts() {
+    // n1 leads; its replicas answer slower than the write timeout, so the write times out
+    // after n1 applied it. The client retries once: one intended increment, counted twice.
+    let h = Harness::start(3, settings()).await;
+    h.admin(
+        "n1",
+        "/admin/faults",
+        Some(json!({"delay_ms": {"n2": 600, "n3": 600}})),
+    )
+    .await;
+    assert_eq!(h.add("n1", "views/home", 1, "QUORUM").await, 504);
+    assert_eq!(h.add("n1", "views/home", 1, "QUORUM").await, 504);
+    h.heal(&["n1"]).await;
+    tokio::time::sleep(Duration::from_millis(900)).await;
+    assert_eq!(h.value("n2", "views/home", "ALL").await, Some(2));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_replica_down_during_a_delete_resurrects_the_counter_after_gc_grace_and_repair() {
+    let h = Harness::start(
+        3,
+        ClusterSettings {
+            gc_grace_s: 1.0,
+            ..settings()
+        },
+    )
+    .await;
+    assert_eq!(h.add("n1", "views/home", 5, "ALL").await, 200);
+    h.cut("n3", "n1").await;
+    h.admin("n3", "/admin/faults", Some(json!({"cut": ["n1", "n2"]})))
+        .await;
+    h.admin("n2", "/admin/faults", Some(json!({"cut": ["n3"]})))
+        .await;
+    assert_eq!(h.delete("n1", "views/home?cl=QUORUM").await, 200);
+    assert_eq!(h.value("n1", "views/home", "QUORUM").await, None);
+    tokio::time::sleep(Duration::from_millis(1200)).await;
+    for node in ["n1", "n2"] {
+        let purged = h.admin(node, "/admin/compact", None).await;
+        assert_eq!(purged["purged_tombstones"], 1, "{node}");
+    }
+    h.heal(&["n1", "n2", "n3"]).await;
+    h.admin("n3", "/admin/repair", None).await;
+    assert_eq!(
+        h.value("n1", "views/home", "ALL").await,
+        Some(5),
+        "the zombie is back"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn repair_inside_gc_grace_spreads_the_delete_instead() {
+    let h = Harness::start(
+        3,
+        ClusterSettings {
+            gc_grace_s: 600.0,
+            ..settings()
+        },
+    )
+    .await;
+    assert_eq!(h.add("n1", "views/home", 5, "ALL").await, 200);
+    h.admin("n3", "/admin/faults", Some(json!({"cut": ["n1", "n2"]})))
+        .await;
+    h.admin("n1", "/admin/faults", Some(json!({"cut": ["n3"]})))
+        .await;
+    h.admin("n2", "/admin/faults", Some(json!({"cut": ["n3"]})))
+        .await;
+    assert_eq!(h.delete("n1", "views/home?cl=QUORUM").await, 200);
+    h.heal(&["n1", "n2", "n3"]).await;
+    h.admin("n3", "/admin/repair", None).await;
+    for node in ["n1", "n2", "n3"] {
+        h.admin(node, "/admin/compact", None).await;
+        assert_eq!(h.value(node, "views/home", "ONE").await, None, "{node}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_counter_cache_brings_a_deleted_count_back() {
+    // Cassandra 3.11, RF 1: +6, delete the row, +6 reads 12 with the cache on, 6 with it off.
+    for (cache, expected) in [(true, 12), (false, 6)] {
+        let h = Harness::start(
+            1,
+            ClusterSettings {
+                rf: 1,
+                counter_cache: cache,
+                ..settings()
+            },
+        )
+        .await;
+        assert_eq!(h.add("n1", "views/home", 6, "ONE").await, 200);
+        assert_eq!(h.delete("n1", "views/home?cl=ONE").await, 200);
+        assert_eq!(h.add("n1", "views/home", 6, "ONE").await, 200);
+        assert_eq!(
+            h.value("n1", "views/home", "ONE").await,
+            Some(expected),
+            "cache {cache}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn increments_after_a_column_delete_are_acknowledged_but_invisible() {
+    let h = Harness::start(3, settings()).await;
+    assert_eq!(h.add("n1", "views/home", 5, "ALL").await, 200);
+    assert_eq!(h.delete("n2", "views/home?cl=ALL&scope=column").await, 200);
+    for delta in [1, 2, 3] {
+        assert_eq!(h.add("n3", "views/home", delta, "ALL").await, 200);
+    }
+    assert_eq!(h.value("n1", "views/home", "ALL").await, None);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_delete_coordinated_by_a_node_whose_clock_is_ahead_hides_later_increments() {
+    for delete in ["views/home?cl=ALL", "views?cl=ALL"] {
+        let h = Harness::start(3, settings()).await;
+        h.admin(
+            "n1",
+            "/admin/faults",
+            Some(json!({"clock_offset_ms": 60_000})),
+        )
+        .await;
+        assert_eq!(h.add("n2", "views/home", 1, "ALL").await, 200);
+        assert_eq!(h.delete("n1", delete).await, 200);
+        assert_eq!(
+            h.add("n2", "views/home", 1, "ALL").await,
+            200,
+            "acknowledged"
+        );
+        assert_eq!(
+            h.value("n3", "views/home", "ALL").await,
+            None,
+            "but hidden ({delete})"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn scans_over_the_tombstone_thresholds_warn_then_fail() {
+    let s = ClusterSettings {
+        rf: 1,
+        tombstone_warn_threshold: 3,
+        tombstone_failure_threshold: 6,
+        ..settings()
+    };
+    let h = Harness::start(1, s).await;
+    let queue = |n: usize| {
+        let h = &h;
+        async move {
+            for i in 0..n {
+                assert_eq!(h.add("n1", &format!("queue/item{i}"), 1, "ONE").await, 200);
+                assert_eq!(h.delete("n1", &format!("queue/item{i}?cl=ONE")).await, 200);
+            }
+        }
+    };
+    queue(5).await;
+    let (status, body) = h
+        .send(h.http.get(h.url("n1", "/v1/counters/queue?cl=ONE")))
+        .await;
+    assert_eq!(
+        (status, body["tombstones"].as_u64()),
+        (200, Some(5)),
+        "{body}"
+    );
+    assert!(
+        body["warnings"][0]
+            .as_str()
+            .is_some_and(|w| w.contains("warn threshold")),
+        "{body}"
+    );
+    queue(7).await;
+    let (status, body) = h
+        .send(h.http.get(h.url("n1", "/v1/counters/queue?cl=ONE")))
+        .await;
+    assert_eq!(
+        (status, body["error"].as_str()),
+        (500, Some("tombstone_overwhelming")),
+        "{body}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn kill_9_loses_acknowledged_writes_with_periodic_sync_and_none_with_batch() {
+    for (sync, expected) in [
+        (CommitlogSync::Periodic(60_000), None),
+        (CommitlogSync::Batch, Some(5)),
+    ] {
+        let mut h = Harness::start(
+            1,
+            ClusterSettings {
+                rf: 1,
+                commitlog_sync: sync,
+                ..settings()
+            },
+        )
+        .await;
+        assert_eq!(h.add("n1", "views/home", 5, "ONE").await, 200);
+        h.cluster.kill("n1").await;
+        h.cluster.restart("n1").await.expect("restarts");
+        assert_eq!(
+            h.value("n1", "views/home", "ONE").await,
+            expected,
+            "{sync:?}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn ravendb_a_delete_racing_an_increment_leaves_the_counter_alive() {
+    let h = Harness::start(
+        2,
+        ClusterSettings {
+            mode: Mode::Ravendb,
+            rf: 2,
+            ..settings()
+        },
+    )
+    .await;
+    assert_eq!(h.add("n1", "views/home", 5, "ONE").await, 200);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(
+        h.value("n2", "views/home", "ONE").await,
+        Some(5),
+        "replicated"
+    );
+    h.cut("n1", "n2").await;
+    assert_eq!(h.delete("n1", "views/home").await, 200);
+    assert_eq!(h.add("n2", "views/home", 3, "ONE").await, 200);
+    h.heal(&["n1", "n2"]).await;
+    h.admin("n1", "/admin/repair", None).await;
+    h.admin("n2", "/admin/repair", None).await;
+    // The increment wins; the surviving counter carries the pre-delete portion too.
+    assert_eq!(h.value("n1", "views/home", "ONE").await, Some(8));
+    assert_eq!(h.value("n2", "views/home", "ONE").await, Some(8));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_cut_off_replica_serves_stale_reads_at_one_but_not_at_quorum() {
+    let h = Harness::start(3, settings()).await;
+    assert_eq!(h.add("n1", "views/home", 1, "ALL").await, 200);
+    h.admin("n3", "/admin/faults", Some(json!({"cut": ["n1", "n2"]})))
+        .await;
+    h.admin("n1", "/admin/faults", Some(json!({"cut": ["n3"]})))
+        .await;
+    h.admin("n2", "/admin/faults", Some(json!({"cut": ["n3"]})))
+        .await;
+    assert_eq!(h.add("n1", "views/home", 1, "QUORUM").await, 200);
+    assert_eq!(
+        h.value("n3", "views/home", "ONE").await,
+        Some(1),
+        "stale at ONE"
+    );
+    let (status, body) = h.read("n3", "views/home", "QUORUM").await;
+    assert_eq!(
+        (status, body["error"].as_str()),
+        (503, Some("unavailable")),
+        "{body}"
+    );
+    assert_eq!(h.value("n1", "views/home", "QUORUM").await, Some(2));
+}
