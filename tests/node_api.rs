@@ -124,3 +124,30 @@ fn a_write_that_cannot_reach_its_replicas_times_out_with_504() {
     let (status, body) = request("GET", &format!("{url}?cl=ONE"), None);
     assert_eq!((status, body["value"].as_i64()), (200, Some(1)));
 }
+
+#[test]
+fn bad_input_gets_a_json_4xx_naming_the_problem_and_the_node_keeps_serving() {
+    let (node, _dir) = start_node("{}", &[]);
+    let url = format!("http://{}/v1/counters/views/home", node.addr);
+    let huge = format!(r#"{{"delta":1,"cl":"{}"}}"#, "Q".repeat(70 * 1024));
+    let long_key = format!("http://{}/v1/counters/views/{}", node.addr, "c".repeat(600));
+    let cases: Vec<(&str, String, Option<String>, &str)> = vec![
+        ("POST", url.clone(), Some("{}".into()), "delta"),
+        ("POST", url.clone(), Some(r#"{"delta":1,"extra":2}"#.into()), "extra"),
+        ("POST", url.clone(), Some(r#"{"delta":99999999999999999999}"#.into()), "delta"),
+        ("POST", url.clone(), Some(r#"{"delta":1.5}"#.into()), "delta"),
+        ("POST", url.clone(), Some("not json".into()), ""),
+        ("POST", url.clone(), Some(huge), ""),
+        ("POST", long_key, Some(r#"{"delta":1}"#.into()), "512"),
+        ("DELETE", format!("{url}?scope=everything"), None, "scope"),
+    ];
+    for (method, target, body, names) in cases {
+        let (status, answer) = request(method, &target, body.as_deref());
+        assert!((400..500).contains(&status), "{method} {status} {answer}");
+        assert!(answer["error"].is_string(), "{answer}");
+        let message = answer["message"].as_str().unwrap_or_default();
+        assert!(message.contains(names), "{message:?} should name {names:?}");
+    }
+    let (status, _) = request("GET", &url, None);
+    assert_eq!(status, 200, "the node still serves");
+}
