@@ -133,9 +133,24 @@ fn bad_input_gets_a_json_4xx_naming_the_problem_and_the_node_keeps_serving() {
     let long_key = format!("http://{}/v1/counters/views/{}", node.addr, "c".repeat(600));
     let cases: Vec<(&str, String, Option<String>, &str)> = vec![
         ("POST", url.clone(), Some("{}".into()), "delta"),
-        ("POST", url.clone(), Some(r#"{"delta":1,"extra":2}"#.into()), "extra"),
-        ("POST", url.clone(), Some(r#"{"delta":99999999999999999999}"#.into()), "delta"),
-        ("POST", url.clone(), Some(r#"{"delta":1.5}"#.into()), "delta"),
+        (
+            "POST",
+            url.clone(),
+            Some(r#"{"delta":1,"extra":2}"#.into()),
+            "extra",
+        ),
+        (
+            "POST",
+            url.clone(),
+            Some(r#"{"delta":99999999999999999999}"#.into()),
+            "delta",
+        ),
+        (
+            "POST",
+            url.clone(),
+            Some(r#"{"delta":1.5}"#.into()),
+            "delta",
+        ),
         ("POST", url.clone(), Some("not json".into()), ""),
         ("POST", url.clone(), Some(huge), ""),
         ("POST", long_key, Some(r#"{"delta":1}"#.into()), "512"),

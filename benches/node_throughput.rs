@@ -1,0 +1,163 @@
+//! Benchmark of the bundled nodes: increments per second and p50 / p99 latency at RF 1 and at
+//! RF 3 QUORUM, next to the requests per second of a bare hello endpoint on the same HTTP
+//! stack (axum server, reqwest client) measured in the same run: the ceiling on this machine.
+//! Run with `cargo bench --bench node_throughput` (`BENCH_SECONDS`, `BENCH_CLIENTS` to tune).
+
+use checker::cluster::Cluster;
+use checker::driver::{CounterClient, HttpClient};
+use checker::node::api::CounterKey;
+use checker::node::consistency::ConsistencyLevel;
+use checker::node::settings::{ClusterSettings, CommitlogSync};
+use checkers::OpType;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Throughput and latency of one measured load.
+struct Measured {
+    ops: usize,
+    failed: usize,
+    per_second: f64,
+    p50_ms: f64,
+    p99_ms: f64,
+}
+
+/// Runs `op` from `clients` concurrent loops for `seconds`; every loop stops by itself.
+async fn load<F, Fut>(clients: usize, seconds: f64, op: F) -> Measured
+where
+    F: Fn(usize) -> Fut + Send + Sync + 'static,
+    Fut: std::future::Future<Output = bool> + Send,
+{
+    let op = Arc::new(op);
+    let failed = Arc::new(AtomicUsize::new(0));
+    let deadline = Instant::now() + Duration::from_secs_f64(seconds);
+    let start = Instant::now();
+    let mut tasks = Vec::new();
+    for client in 0..clients {
+        let (op, failed) = (op.clone(), failed.clone());
+        tasks.push(tokio::spawn(async move {
+            let mut latencies = Vec::new();
+            let mut i = client;
+            while Instant::now() < deadline {
+                let t = Instant::now();
+                if !op(i).await {
+                    failed.fetch_add(1, Ordering::Relaxed);
+                }
+                latencies.push(t.elapsed());
+                i += clients;
+            }
+            latencies
+        }));
+    }
+    let mut latencies = Vec::new();
+    for task in tasks {
+        latencies.extend(task.await.unwrap_or_default());
+    }
+    let elapsed = start.elapsed().as_secs_f64();
+    latencies.sort();
+    let quantile = |q: f64| {
+        latencies
+            .get(((latencies.len() as f64 * q) as usize).min(latencies.len().saturating_sub(1)))
+            .map_or(0.0, |d| d.as_secs_f64() * 1000.0)
+    };
+    Measured {
+        ops: latencies.len(),
+        failed: failed.load(Ordering::Relaxed),
+        per_second: latencies.len() as f64 / elapsed,
+        p50_ms: quantile(0.5),
+        p99_ms: quantile(0.99),
+    }
+}
+
+/// A bare endpoint on the same stack, on 127.0.0.1.
+async fn hello_server() -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let addr = listener.local_addr().expect("addr").to_string();
+    let app = axum::Router::new().route("/hello", axum::routing::get(|| async { "hi" }));
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    addr
+}
+
+async fn increments(
+    nodes: usize,
+    rf: usize,
+    cl: ConsistencyLevel,
+    clients: usize,
+    seconds: f64,
+) -> Measured {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let settings = ClusterSettings {
+        rf,
+        commitlog_sync: CommitlogSync::Periodic(1000),
+        ..ClusterSettings::default()
+    };
+    let binary = std::path::Path::new(env!("CARGO_BIN_EXE_checker"));
+    let mut cluster = Cluster::start(binary, nodes, &settings, dir.path())
+        .await
+        .expect("cluster");
+    let addrs = cluster
+        .nodes()
+        .iter()
+        .map(|n| (n.id.clone(), n.addr.clone()))
+        .collect();
+    let client = Arc::new(HttpClient::new(addrs, Duration::from_secs(2)));
+    let key: CounterKey = "views/home".parse().expect("key");
+    let measured = load(clients, seconds, move |i| {
+        let (client, key) = (client.clone(), key.clone());
+        async move { client.add(i % nodes, &key, 1, cl).await.kind == OpType::Ok }
+    })
+    .await;
+    cluster.stop().await;
+    measured
+}
+
+fn main() {
+    let seconds: f64 = std::env::var("BENCH_SECONDS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(5.0);
+    let clients: usize = std::env::var("BENCH_CLIENTS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(16);
+    let runtime = tokio::runtime::Runtime::new().expect("runtime");
+    runtime.block_on(async {
+        let addr = hello_server().await;
+        let http = reqwest::Client::new();
+        let url = Arc::new(format!("http://{addr}/hello"));
+        let hello = load(clients, seconds, move |_| {
+            let (http, url) = (http.clone(), url.clone());
+            async move {
+                http.get(url.as_str())
+                    .send()
+                    .await
+                    .is_ok_and(|r| r.status().is_success())
+            }
+        })
+        .await;
+        let rf1 = increments(1, 1, ConsistencyLevel::One, clients, seconds).await;
+        let rf3 = increments(3, 3, ConsistencyLevel::Quorum, clients, seconds).await;
+        println!("{clients} concurrent clients, {seconds} s each, all on 127.0.0.1\n");
+        println!(
+            "{:<28} {:>9} {:>7} {:>10} {:>9} {:>9} {:>10}",
+            "load", "ops", "failed", "ops/s", "p50 ms", "p99 ms", "of hello"
+        );
+        for (name, m) in [
+            ("hello endpoint (ceiling)", &hello),
+            ("increments, RF 1, ONE", &rf1),
+            ("increments, RF 3, QUORUM", &rf3),
+        ] {
+            println!(
+                "{name:<28} {:>9} {:>7} {:>10.0} {:>9.2} {:>9.2} {:>9.1}%",
+                m.ops,
+                m.failed,
+                m.per_second,
+                m.p50_ms,
+                m.p99_ms,
+                100.0 * m.per_second / hello.per_second
+            );
+        }
+    });
+}
