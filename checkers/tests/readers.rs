@@ -12,21 +12,6 @@ use std::path::{Path, PathBuf};
 const PEERS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/peer-histories");
 
 /// Every file of the peer histories' MANIFEST.tsv with its format.
-fn manifest() -> Vec<(PathBuf, Format)> {
-    let manifest = Path::new(PEERS).join("MANIFEST.tsv");
-    let text = std::fs::read_to_string(&manifest)
-        .unwrap_or_else(|e| panic!("{}: {e}", manifest.display()));
-    text.lines()
-        .skip(1)
-        .filter(|line| !line.trim().is_empty())
-        .map(|line| {
-            let fields: Vec<&str> = line.split('\t').collect();
-            let format = fields[1].parse().unwrap_or_else(|e| panic!("{line}: {e}"));
-            (Path::new(PEERS).join(fields[0]), format)
-        })
-        .collect()
-}
-
 fn read_peer(relative: &str) -> Vec<Op> {
     read_history(&Path::new(PEERS).join(relative), None)
         .unwrap_or_else(|e| panic!("{e}"))
@@ -50,7 +35,10 @@ fn pairing_error(ops: &[Op]) -> Option<String> {
 
 #[test]
 fn every_peer_history_reads_the_same_detected_or_named() {
-    let files = manifest();
+    let files: Vec<(PathBuf, Format)> = crate::peer_histories::manifest()
+        .into_iter()
+        .map(|r| (r.path, r.format))
+        .collect();
     assert!(
         files.len() >= 30,
         "the manifest lists {} files",

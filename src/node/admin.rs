@@ -102,12 +102,7 @@ pub(super) async fn repair(node: &Arc<Node>) -> usize {
     if node.settings().mode == Mode::Ravendb {
         return super::raven_http::catch_up(node).await;
     }
-    let peers: Vec<String> = node
-        .peers
-        .addrs()
-        .into_keys()
-        .filter(|p| node.peers.alive(p))
-        .collect();
+    let peers = node.peers.live_peers();
     let mut reached = Vec::new();
     for peer in &peers {
         match node

@@ -116,6 +116,11 @@ impl Peers {
             .is_none_or(|since| since.elapsed() >= DOWN_FOR)
     }
 
+    /// The peers the failure detector thinks are up.
+    pub fn live_peers(&self) -> Vec<String> {
+        self.addrs().into_keys().filter(|p| self.alive(p)).collect()
+    }
+
     fn note(&self, peer: &str, reachable: bool) {
         let mut down = self.down.lock().unwrap_or_else(|e| e.into_inner());
         if reachable {

@@ -91,12 +91,7 @@ pub fn scan(node: &Arc<Node>, partition: &str) -> ScanResponse {
 /// that dropped messages). Returns the peers it went to.
 pub async fn catch_up(node: &Arc<Node>) -> usize {
     let counters = node.raven().counters().clone();
-    let peers: Vec<String> = node
-        .peers
-        .addrs()
-        .into_keys()
-        .filter(|p| node.peers.alive(p))
-        .collect();
+    let peers = node.peers.live_peers();
     for (key, counter) in counters {
         let write = RavenWrite { key, counter };
         let acks = node
