@@ -2,9 +2,10 @@
 
 use crate::analysis::{analyse, write_json, BadInput, Target};
 use crate::cluster::Cluster;
-use crate::driver::{drive, HttpClient, Progress, Recorder};
+use crate::driver::{drive, final_reads, HttpClient, Nemesis, Progress, Recorder};
 use crate::report::{plots, summary};
 use crate::run_folder::RunFolder;
+use crate::workload::nemesis;
 use crate::workload::Workload;
 use anyhow::Context;
 use checkers::Validity;
@@ -13,6 +14,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
+use tokio::sync::Mutex;
 
 /// What a run was asked to do, after flags were applied to the workload file.
 pub struct RunPlan {
@@ -74,7 +76,7 @@ pub async fn run(plan: RunPlan) -> anyhow::Result<Validity> {
     write_json(&folder.dir.join("run.json"), &record)?;
 
     let binary = std::env::current_exe().context("finding this program to start nodes")?;
-    let mut cluster = Cluster::start(
+    let cluster = Cluster::start(
         &binary,
         plan.workload.nodes,
         &plan.workload.cluster,
@@ -100,7 +102,15 @@ pub async fn run(plan: RunPlan) -> anyhow::Result<Validity> {
     }
 
     let interrupted = Arc::new(AtomicBool::new(false));
-    let drove = drive_load(&plan, &folder.history(), &cluster, interrupted.clone()).await;
+    let cluster = Arc::new(Mutex::new(cluster));
+    let drove = drive_load(
+        &plan,
+        &folder.history(),
+        cluster.clone(),
+        interrupted.clone(),
+    )
+    .await;
+    let mut cluster = cluster.lock().await;
     cluster.save_oracles().await;
     cluster.stop().await;
     drove?;
@@ -115,23 +125,31 @@ pub async fn run(plan: RunPlan) -> anyhow::Result<Validity> {
     Ok(verdict)
 }
 
-/// Drives the workload with a progress display; Ctrl-C stops the load early.
+/// Drives the workload with a progress display while the nemesis runs its schedule; then
+/// heals the cluster and reads every counter from every node. Ctrl-C stops the load early.
 async fn drive_load(
     plan: &RunPlan,
     history: &Path,
-    cluster: &Cluster,
+    cluster: Arc<Mutex<Cluster>>,
     interrupted: Arc<AtomicBool>,
 ) -> anyhow::Result<()> {
+    let w = &plan.workload;
     let recorder = Arc::new(Recorder::create(history).map_err(BadInput::from)?);
-    let addrs = cluster
-        .nodes()
-        .iter()
-        .map(|n| (n.id.clone(), n.addr.clone()))
-        .collect();
-    let client = HttpClient::new(
+    let (addrs, ids): (Vec<(String, String)>, Vec<String>) = {
+        let cluster = cluster.lock().await;
+        let nodes = cluster.nodes();
+        (
+            nodes
+                .iter()
+                .map(|n| (n.id.clone(), n.addr.clone()))
+                .collect(),
+            nodes.iter().map(|n| n.id.clone()).collect(),
+        )
+    };
+    let client = Arc::new(HttpClient::new(
         addrs,
-        Duration::from_millis(plan.workload.client_timeout_ms),
-    );
+        Duration::from_millis(w.client_timeout_ms),
+    ));
     let stop = Arc::new(AtomicBool::new(false));
     let on_ctrl_c = {
         let (stop, interrupted) = (stop.clone(), interrupted);
@@ -143,14 +161,36 @@ async fn drive_load(
             }
         })
     };
-    let progress = Progress::start(
-        recorder.clone(),
-        Duration::from_secs_f64(plan.workload.time_limit),
-    );
-    let result = drive(client, &plan.workload, plan.seed, recorder.clone(), stop).await;
+    let schedule = nemesis::schedule(&w.nemesis, &ids, w.phases.warmup_s, w.time_limit, plan.seed);
+    let nemesis = Arc::new(Nemesis::new(cluster, recorder.clone()));
+    let faults_stop = Arc::new(AtomicBool::new(false));
+    let faults = tokio::spawn(nemesis.clone().run(
+        schedule,
+        tokio::time::Instant::now(),
+        faults_stop.clone(),
+    ));
+    let progress = Progress::start(recorder.clone(), Duration::from_secs_f64(w.time_limit));
+    let driven = drive(client.clone(), w, plan.seed, recorder.clone(), stop.clone()).await;
     progress.finish();
+    faults_stop.store(true, Ordering::Relaxed);
+    let faulted = faults
+        .await
+        .map_err(|e| anyhow::anyhow!("the nemesis failed: {e}"));
+    nemesis
+        .heal(w.phases.repair)
+        .await
+        .context("recording the heal")?;
+    if !stop.load(Ordering::Relaxed) {
+        tokio::time::sleep(Duration::from_secs_f64(w.phases.heal_s)).await;
+        if w.phases.final_reads {
+            final_reads(client.as_ref(), w, &recorder)
+                .await
+                .context("final reads")?;
+        }
+    }
     on_ctrl_c.abort();
-    result.context("driving the workload")?;
+    driven.context("driving the workload")?;
+    faulted?.context("recording a fault")?;
     Ok(())
 }
 

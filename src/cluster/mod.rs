@@ -108,6 +108,17 @@ impl Cluster {
             .collect()
     }
 
+    /// The nodes whose process has exited (killed and not restarted).
+    pub async fn dead(&mut self) -> Vec<String> {
+        let mut dead = Vec::new();
+        for node in &mut self.nodes {
+            if !matches!(node.child.try_wait(), Ok(None)) {
+                dead.push(node.id.clone());
+            }
+        }
+        dead
+    }
+
     /// Kills a node with SIGKILL, as a crash would, and waits until it is gone.
     pub async fn kill(&mut self, id: &str) {
         if let Some(node) = self.nodes.iter_mut().find(|n| n.id == id) {

@@ -1,7 +1,8 @@
 //! The driver's view of a counter service: a small trait, and its HTTP implementation.
 
-use crate::node::api::{AddRequest, CounterKey, ErrorBody, ReadResponse};
+use crate::node::api::{AddRequest, CounterKey, ErrorBody, ReadResponse, ScanResponse};
 use crate::node::consistency::ConsistencyLevel;
+use crate::workload::mix::DeleteScope;
 use checkers::OpType;
 use serde_json::Value;
 use std::future::Future;
@@ -53,6 +54,23 @@ pub trait CounterClient: Send + Sync + 'static {
         key: &CounterKey,
         cl: ConsistencyLevel,
     ) -> impl Future<Output = Outcome> + Send;
+
+    /// Deletes `key` (its row or column, or its whole partition) through node number `node`.
+    fn delete(
+        &self,
+        node: usize,
+        key: &CounterKey,
+        scope: DeleteScope,
+        cl: ConsistencyLevel,
+    ) -> impl Future<Output = Outcome> + Send;
+
+    /// Reads every counter of `partition` through node number `node`.
+    fn scan(
+        &self,
+        node: usize,
+        partition: &str,
+        cl: ConsistencyLevel,
+    ) -> impl Future<Output = Outcome> + Send;
 }
 
 /// Talks to nodes over the HTTP API of DESIGN.md.
@@ -74,6 +92,43 @@ impl HttpClient {
 
     fn addr(&self, node: usize) -> &str {
         &self.nodes[node % self.nodes.len()].1
+    }
+
+    fn partition_url(&self, node: usize, partition: &str, cl: ConsistencyLevel) -> reqwest::Url {
+        let mut url = reqwest::Url::parse(&format!("http://{}/", self.addr(node)))
+            .unwrap_or_else(|_| reqwest::Url::parse("http://127.0.0.1/").expect("static URL"));
+        if let Ok(mut segments) = url.path_segments_mut() {
+            segments
+                .pop_if_empty()
+                .extend(["v1", "counters", partition]);
+        }
+        url.query_pairs_mut().append_pair("cl", cl.as_str());
+        url
+    }
+
+    /// Sends a request whose ok answer is a `T`, turned into an outcome by `ok`; `may_apply`
+    /// says whether an unanswered request may still have taken effect.
+    async fn outcome<T: serde::de::DeserializeOwned>(
+        &self,
+        request: reqwest::RequestBuilder,
+        may_apply: bool,
+        ok: impl FnOnce(T) -> Outcome,
+    ) -> Outcome {
+        match request.send().await {
+            Ok(r) if r.status().is_success() => match r.json::<T>().await {
+                Ok(answer) => ok(answer),
+                Err(_) => Outcome::failed(
+                    if may_apply {
+                        OpType::Info
+                    } else {
+                        OpType::Fail
+                    },
+                    "bad_response",
+                ),
+            },
+            Ok(r) => error_outcome(r, may_apply).await,
+            Err(e) => transport_outcome(&e, may_apply),
+        }
     }
 }
 
@@ -114,6 +169,16 @@ async fn error_outcome(response: reqwest::Response, may_apply: bool) -> Outcome 
     Outcome::failed(kind, code)
 }
 
+fn ok(value: Value, node: String, tombstones: Option<u64>) -> Outcome {
+    Outcome {
+        kind: OpType::Ok,
+        value,
+        node: Some(node),
+        error: None,
+        tombstones,
+    }
+}
+
 impl CounterClient for HttpClient {
     async fn add(
         &self,
@@ -123,40 +188,60 @@ impl CounterClient for HttpClient {
         cl: ConsistencyLevel,
     ) -> Outcome {
         let url = key.url(self.addr(node), &["v1", "counters"]);
-        let body = AddRequest {
+        let request = self.http.post(url).json(&AddRequest {
             delta,
             cl: Some(cl),
-        };
-        match self.http.post(url).json(&body).send().await {
-            Ok(r) if r.status().is_success() => Outcome {
-                kind: OpType::Ok,
-                value: Value::from(delta),
-                node: Some(self.nodes[node % self.nodes.len()].0.clone()),
-                error: None,
-                tombstones: None,
-            },
-            Ok(r) => error_outcome(r, true).await,
-            Err(e) => transport_outcome(&e, true),
-        }
+        });
+        self.outcome(request, true, |a: crate::node::api::AddResponse| {
+            ok(Value::from(delta), a.node, None)
+        })
+        .await
     }
 
     async fn read(&self, node: usize, key: &CounterKey, cl: ConsistencyLevel) -> Outcome {
         let mut url = key.url(self.addr(node), &["v1", "counters"]);
         url.query_pairs_mut().append_pair("cl", cl.as_str());
-        let response = match self.http.get(url).send().await {
-            Ok(r) if r.status().is_success() => r.json::<ReadResponse>().await,
-            Ok(r) => return error_outcome(r, false).await,
-            Err(e) => return transport_outcome(&e, false),
+        self.outcome(self.http.get(url), false, |r: ReadResponse| {
+            ok(
+                r.value.map(Value::from).unwrap_or(Value::Null),
+                r.node,
+                Some(r.tombstones),
+            )
+        })
+        .await
+    }
+
+    async fn delete(
+        &self,
+        node: usize,
+        key: &CounterKey,
+        scope: DeleteScope,
+        cl: ConsistencyLevel,
+    ) -> Outcome {
+        let url = match scope {
+            DeleteScope::Partition => self.partition_url(node, &key.partition, cl),
+            DeleteScope::Row | DeleteScope::Column => {
+                let mut url = key.url(self.addr(node), &["v1", "counters"]);
+                url.query_pairs_mut().append_pair("cl", cl.as_str());
+                if scope == DeleteScope::Column {
+                    url.query_pairs_mut().append_pair("scope", "column");
+                }
+                url
+            }
         };
-        match response {
-            Ok(read) => Outcome {
-                kind: OpType::Ok,
-                value: read.value.map(Value::from).unwrap_or(Value::Null),
-                node: Some(read.node),
-                error: None,
-                tombstones: Some(read.tombstones),
-            },
-            Err(_) => Outcome::failed(OpType::Fail, "bad_response"),
-        }
+        self.outcome(
+            self.http.delete(url),
+            true,
+            |a: crate::node::api::AddResponse| ok(Value::Null, a.node, None),
+        )
+        .await
+    }
+
+    async fn scan(&self, node: usize, partition: &str, cl: ConsistencyLevel) -> Outcome {
+        let url = self.partition_url(node, partition, cl);
+        self.outcome(self.http.get(url), false, |r: ScanResponse| {
+            ok(serde_json::json!(r.cells), r.node, Some(r.tombstones))
+        })
+        .await
     }
 }

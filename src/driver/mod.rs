@@ -2,16 +2,19 @@
 //! invoke and completion in the history.
 
 mod client;
+mod nemesis;
 mod pacer;
 mod progress;
 mod recorder;
 
 pub use client::{CounterClient, HttpClient, Outcome};
+pub use nemesis::Nemesis;
 pub use progress::Progress;
 pub use recorder::{Recorder, Tally};
 
 use crate::node::api::{CounterKey, KeyError};
 use crate::node::consistency::ConsistencyLevel;
+use crate::workload::mix::DeleteScope;
 use crate::workload::{Generator, Planned, RetryPolicy, Workload};
 use checkers::history::HistoryError;
 use checkers::{Op, OpType, Process, F};
@@ -38,11 +41,12 @@ pub enum DriveError {
 
 /// Everything the clients share.
 struct Shared<C> {
-    client: C,
+    client: Arc<C>,
     workload: Workload,
     recorder: Arc<Recorder>,
     pacer: Pacer,
     stop: Arc<AtomicBool>,
+    started: Instant,
     deadline: Instant,
     invoked: AtomicU64,
     next_process: AtomicU64,
@@ -63,7 +67,7 @@ impl<C> Shared<C> {
 
 /// Runs the workload's clients until the time limit, the ops limit, or `stop` is set.
 pub async fn drive<C: CounterClient>(
-    client: C,
+    client: Arc<C>,
     workload: &Workload,
     seed: u64,
     recorder: Arc<Recorder>,
@@ -76,6 +80,7 @@ pub async fn drive<C: CounterClient>(
         recorder,
         pacer: Pacer::new(workload.rate),
         stop,
+        started: Instant::now(),
         deadline: Instant::now() + Duration::from_secs_f64(workload.time_limit),
         invoked: AtomicU64::new(0),
         next_process: AtomicU64::new(concurrency),
@@ -106,15 +111,50 @@ async fn run_client<C: CounterClient>(
         if !shared.claim_op() {
             return Ok(());
         }
-        match generator.next_op() {
+        match generator.next_op(shared.started.elapsed().as_secs_f64()) {
             Planned::Add { key, delta, node } => {
                 add_with_retries(&shared, &mut process, &key, delta, node).await?
             }
             Planned::Read { key, node } => {
                 let cl = shared.workload.read_cl;
-                let invoke = op(process, OpType::Invoke, F::Read, &key, Value::Null, cl);
+                let invoke = op(
+                    process,
+                    OpType::Invoke,
+                    F::Read,
+                    &key.to_string(),
+                    Value::Null,
+                    cl,
+                );
                 shared.recorder.record(invoke.clone())?;
                 let outcome = shared.client.read(node, &key, cl).await;
+                complete(&shared, &mut process, &invoke, outcome)?;
+            }
+            Planned::Delete { key, scope, node } => {
+                let cl = shared.workload.delete_cl;
+                let target = match scope {
+                    DeleteScope::Partition => key.partition.clone(),
+                    _ => key.to_string(),
+                };
+                let mut invoke = op(process, OpType::Invoke, F::Delete, &target, Value::Null, cl);
+                if scope == DeleteScope::Column {
+                    invoke.value = json!({"scope": "column"});
+                }
+                shared.recorder.record(invoke.clone())?;
+                let outcome = shared.client.delete(node, &key, scope, cl).await;
+                complete(&shared, &mut process, &invoke, outcome)?;
+            }
+            Planned::Scan { partition, node } => {
+                let cl = shared.workload.scan_cl;
+                let invoke = op(
+                    process,
+                    OpType::Invoke,
+                    F::Scan,
+                    &partition,
+                    Value::Null,
+                    cl,
+                );
+                shared.recorder.record(invoke.clone())?;
+                let outcome = shared.client.scan(node, &partition, cl).await;
                 complete(&shared, &mut process, &invoke, outcome)?;
             }
         }
@@ -132,15 +172,26 @@ async fn add_with_retries<C: CounterClient>(
 ) -> Result<(), DriveError> {
     let cl = shared.workload.write_cl;
     let retries = match shared.workload.retry {
-        RetryPolicy::None => 0,
+        RetryPolicy::None | RetryPolicy::Drop => 0,
         RetryPolicy::OnTimeout(n) => n,
     };
     let mut retry_of = None;
     for attempt in 0..=retries {
-        let mut invoke = op(*process, OpType::Invoke, F::Add, key, json!(delta), cl);
+        let mut invoke = op(
+            *process,
+            OpType::Invoke,
+            F::Add,
+            &key.to_string(),
+            json!(delta),
+            cl,
+        );
         invoke.retry_of = retry_of;
         let index = shared.recorder.record(invoke.clone())?;
-        let outcome = shared.client.add(node, key, delta, cl).await;
+        // A driver retries on the next host of its query plan.
+        let outcome = shared
+            .client
+            .add(node + attempt as usize, key, delta, cl)
+            .await;
         let timed_out = outcome.kind == OpType::Info;
         complete(shared, process, &invoke, outcome)?;
         if !timed_out || attempt == retries || shared.out_of_time() {
@@ -160,8 +211,17 @@ fn complete<C>(
     outcome: Outcome,
 ) -> Result<(), DriveError> {
     let kind = outcome.kind;
+    shared.recorder.record(completion(invoke, outcome))?;
+    if kind == OpType::Info {
+        *process = shared.next_process.fetch_add(1, Ordering::Relaxed);
+    }
+    Ok(())
+}
+
+/// The completion of `invoke` with `outcome`; an add keeps its delta as its value.
+fn completion(invoke: &Op, outcome: Outcome) -> Op {
     let mut done = invoke.clone();
-    done.kind = kind;
+    done.kind = outcome.kind;
     done.retry_of = None;
     if invoke.f != F::Add {
         done.value = outcome.value;
@@ -169,21 +229,10 @@ fn complete<C>(
     done.node = outcome.node;
     done.error = outcome.error;
     done.tombstones = outcome.tombstones;
-    shared.recorder.record(done)?;
-    if kind == OpType::Info {
-        *process = shared.next_process.fetch_add(1, Ordering::Relaxed);
-    }
-    Ok(())
+    done
 }
 
-fn op(
-    process: u64,
-    kind: OpType,
-    f: F,
-    key: &CounterKey,
-    value: Value,
-    cl: ConsistencyLevel,
-) -> Op {
+fn op(process: u64, kind: OpType, f: F, key: &str, value: Value, cl: ConsistencyLevel) -> Op {
     let mut op = Op::new(
         Process::Client(process),
         kind,
@@ -193,6 +242,60 @@ fn op(
     );
     op.cl = Some(cl.to_string());
     op
+}
+
+/// The end of a run: every counter read from every node at ALL (partitions scanned, for the
+/// queue and time-bucket patterns), after a `final-reads` marker in the history.
+pub async fn final_reads<C: CounterClient>(
+    client: &C,
+    workload: &Workload,
+    recorder: &Recorder,
+) -> Result<(), DriveError> {
+    let marker = Op::new(
+        Process::nemesis(),
+        OpType::Info,
+        F::from("final-reads".to_string()),
+        None,
+        Value::Null,
+    );
+    recorder.record(marker)?;
+    let keys: Vec<CounterKey> = workload
+        .keys
+        .iter()
+        .map(|k| k.parse())
+        .collect::<Result<_, _>>()?;
+    let mut partitions: Vec<String> = keys.iter().map(|k| k.partition.clone()).collect();
+    partitions.dedup();
+    // Final readers get process numbers no client uses.
+    let mut process = 1_000_000_000;
+    for node in 0..workload.nodes {
+        let cl = ConsistencyLevel::All;
+        if workload.pattern == crate::workload::mix::Pattern::Counters {
+            for key in &keys {
+                let invoke = op(
+                    process,
+                    OpType::Invoke,
+                    F::Read,
+                    &key.to_string(),
+                    Value::Null,
+                    cl,
+                );
+                recorder.record(invoke.clone())?;
+                let outcome = client.read(node, key, cl).await;
+                recorder.record(completion(&invoke, outcome))?;
+                process += 1;
+            }
+        } else {
+            for partition in &partitions {
+                let invoke = op(process, OpType::Invoke, F::Scan, partition, Value::Null, cl);
+                recorder.record(invoke.clone())?;
+                let outcome = client.scan(node, partition, cl).await;
+                recorder.record(completion(&invoke, outcome))?;
+                process += 1;
+            }
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -223,6 +326,26 @@ mod tests {
                 tombstones: Some(0),
             }
         }
+
+        async fn delete(
+            &self,
+            node: usize,
+            key: &CounterKey,
+            _: DeleteScope,
+            cl: ConsistencyLevel,
+        ) -> Outcome {
+            self.read(node, key, cl).await
+        }
+
+        async fn scan(&self, _: usize, _: &str, _: ConsistencyLevel) -> Outcome {
+            Outcome {
+                kind: OpType::Ok,
+                value: json!({}),
+                node: Some("n1".into()),
+                error: None,
+                tombstones: Some(0),
+            }
+        }
     }
 
     #[tokio::test]
@@ -233,14 +356,19 @@ mod tests {
             concurrency: 2,
             rate: 1000.0,
             ops_limit: 6,
-            add_share: 1.0,
+            mix: crate::workload::mix::Mix {
+                add: 1.0,
+                read: 0.0,
+                delete: 0.0,
+                scan: 0.0,
+            },
             deltas: vec![3],
             retry: RetryPolicy::OnTimeout(2),
             ..Workload::default()
         };
         let recorder = Arc::new(Recorder::create(&path).expect("history file"));
         drive(
-            TimingOut,
+            Arc::new(TimingOut),
             &workload,
             1,
             recorder,

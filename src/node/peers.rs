@@ -97,19 +97,11 @@ impl Peers {
     }
 
     /// Whether the failure detector thinks `node` is up: this node always is; a peer is not
-    /// while the link to it is cut or shortly after it could not be reached.
+    /// for a while after a message to it went unanswered (refused, or lost on a cut link,
+    /// noticed only once the message timed out, as gossip notices a partition late).
     pub fn alive(&self, node: &str) -> bool {
         if node == self.me {
             return true;
-        }
-        if self
-            .faults
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
-            .cut
-            .contains(node)
-        {
-            return false;
         }
         let down = self.down.lock().unwrap_or_else(|e| e.into_inner());
         down.get(node)
@@ -149,6 +141,7 @@ impl Peers {
         if cut {
             // A partition drops messages: the caller hears nothing until it gives up.
             tokio::time::sleep(self.timeout).await;
+            self.note(peer, false);
             return Err(PeerError::Cut(peer.to_string()));
         }
         if !delay.is_zero() {

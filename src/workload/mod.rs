@@ -1,6 +1,9 @@
 //! Workloads: the TOML specs users pick with `--workload`, and the seeded generator of ops.
 
 mod generator;
+pub mod mix;
+pub mod nemesis;
+pub mod phases;
 mod spec;
 
 pub use generator::{Generator, Planned};

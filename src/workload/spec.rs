@@ -1,5 +1,8 @@
 //! The workload spec: every field, its default, and how a name or a path becomes a spec.
 
+use super::mix::{DeleteScope, KeyDistribution, Mix, Pattern};
+use super::nemesis::NemesisSpec;
+use super::phases::Phases;
 use crate::node::consistency::ConsistencyLevel;
 use crate::node::settings::ClusterSettings;
 use serde::{Deserialize, Serialize};
@@ -45,6 +48,9 @@ pub enum RetryPolicy {
     None,
     /// Retry a timed-out add up to N times, as many client drivers do: this overcounts.
     OnTimeout(u32),
+    /// Give up on a timed-out add and count it as not done, as an application that drops
+    /// timeouts does: this undercounts what was meant when the add was in fact applied.
+    Drop,
 }
 
 impl FromStr for RetryPolicy {
@@ -52,7 +58,8 @@ impl FromStr for RetryPolicy {
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         match s.split_once(':') {
-            None if s == "none" || s == "drop" => Ok(RetryPolicy::None),
+            None if s == "none" => Ok(RetryPolicy::None),
+            None if s == "drop" => Ok(RetryPolicy::Drop),
             Some(("on-timeout", n)) => n
                 .parse()
                 .map(RetryPolicy::OnTimeout)
@@ -82,6 +89,7 @@ impl fmt::Display for RetryPolicy {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             RetryPolicy::None => f.write_str("none"),
+            RetryPolicy::Drop => f.write_str("drop"),
             RetryPolicy::OnTimeout(n) => write!(f, "on-timeout:{n}"),
         }
     }
@@ -105,20 +113,40 @@ pub struct Workload {
     pub rate: f64,
     /// The most ops the run invokes, whatever the time limit.
     pub ops_limit: u64,
-    /// The counters, as `partition/cell`; ops pick among them uniformly.
+    /// The counters, as `partition/cell`.
     pub keys: Vec<String>,
-    /// Share of ops that are adds; the rest are reads.
-    pub add_share: f64,
+    /// How ops pick among the keys: `uniform`, `hot` or `zipf`.
+    pub key_distribution: KeyDistribution,
+    /// With `hot`: the share of ops that go to the first key.
+    pub hot_share: f64,
+    /// With `zipf`: the exponent.
+    pub zipf_exponent: f64,
+    /// The access pattern: `counters`, `queue` or `time-buckets`.
+    pub pattern: Pattern,
+    /// With `time-buckets`: seconds per bucket.
+    pub bucket_s: f64,
+    /// Shares of adds, reads, deletes and scans.
+    pub mix: Mix,
     /// Deltas the adds pick from uniformly (negative ones decrement).
     pub deltas: Vec<i64>,
+    /// What a delete op deletes: `row`, `column` or `partition`.
+    pub delete_scope: DeleteScope,
     /// Consistency level of adds.
     pub write_cl: ConsistencyLevel,
     /// Consistency level of reads.
     pub read_cl: ConsistencyLevel,
+    /// Consistency level of deletes.
+    pub delete_cl: ConsistencyLevel,
+    /// Consistency level of scans.
+    pub scan_cl: ConsistencyLevel,
     /// How long a client waits for an answer before the op's outcome is unknown, ms.
     pub client_timeout_ms: u64,
-    /// What a client does after a timeout: `none` or `on-timeout:N`.
+    /// What a client does after a timeout: `none`, `drop` or `on-timeout:N`.
     pub retry: RetryPolicy,
+    /// Warm-up, heal and final reads around the faults.
+    pub phases: Phases,
+    /// The faults and their schedule.
+    pub nemesis: NemesisSpec,
     /// The cluster's settings (Cassandra's and RavenDB's knobs), passed to every node.
     pub cluster: ClusterSettings,
 }
@@ -133,12 +161,22 @@ impl Default for Workload {
             rate: 200.0,
             ops_limit: 1_000_000,
             keys: vec!["views/home".to_string()],
-            add_share: 0.8,
+            key_distribution: KeyDistribution::Uniform,
+            hot_share: 0.9,
+            zipf_exponent: 1.0,
+            pattern: Pattern::Counters,
+            bucket_s: 5.0,
+            mix: Mix::default(),
             deltas: vec![1],
+            delete_scope: DeleteScope::Row,
             write_cl: ConsistencyLevel::Quorum,
             read_cl: ConsistencyLevel::Quorum,
+            delete_cl: ConsistencyLevel::Quorum,
+            scan_cl: ConsistencyLevel::Quorum,
             client_timeout_ms: 1_000,
             retry: RetryPolicy::None,
+            phases: Phases::default(),
+            nemesis: NemesisSpec::default(),
             cluster: ClusterSettings::default(),
         }
     }
@@ -185,8 +223,16 @@ impl Workload {
                 "`keys` must name at least one counter",
             ),
             (
-                !(0.0..=1.0).contains(&self.add_share),
-                "`add_share` must be between 0 and 1",
+                !(0.0..=1.0).contains(&self.hot_share),
+                "`hot_share` must be between 0 and 1",
+            ),
+            (
+                !(self.zipf_exponent > 0.0 && self.zipf_exponent.is_finite()),
+                "`zipf_exponent` must be above 0",
+            ),
+            (
+                !(self.bucket_s > 0.0 && self.bucket_s.is_finite()),
+                "`bucket_s` must be above 0",
             ),
             (
                 self.deltas.is_empty(),
@@ -201,6 +247,9 @@ impl Workload {
             return Err(message.to_string());
         }
         self.cluster.validate(self.nodes)?;
+        self.mix.validate()?;
+        self.phases.validate()?;
+        self.nemesis.validate()?;
         for key in &self.keys {
             key.parse::<crate::node::api::CounterKey>()
                 .map_err(|e| format!("`keys`: {e}"))?;
@@ -262,10 +311,10 @@ mod tests {
 
     #[test]
     fn a_bad_value_is_named() {
-        let err = Workload::parse("add_share = 1.5\n", Path::new("w.toml"))
+        let err = Workload::parse("hot_share = 1.5\n", Path::new("w.toml"))
             .expect_err("out of range")
             .to_string();
-        assert!(err.contains("add_share"), "{err}");
+        assert!(err.contains("hot_share"), "{err}");
         let err = Workload::parse("write_cl = \"ANY\"\n", Path::new("w.toml"))
             .expect_err("ANY")
             .to_string();
@@ -274,7 +323,7 @@ mod tests {
 
     #[test]
     fn retry_policies_parse_and_print_back() {
-        for text in ["none", "on-timeout:3"] {
+        for text in ["none", "drop", "on-timeout:3"] {
             assert_eq!(text.parse::<RetryPolicy>().expect(text).to_string(), text);
         }
         assert!("on-timeout:x".parse::<RetryPolicy>().is_err());

@@ -1,0 +1,86 @@
+//! What the clients do: the op mix, how keys are picked, and the access patterns.
+
+use serde::{Deserialize, Serialize};
+
+/// Shares of each kind of op; they need not add up to 1 (they are normalised).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Mix {
+    /// Increments (and decrements).
+    pub add: f64,
+    /// Reads of one counter.
+    pub read: f64,
+    /// Deletes.
+    pub delete: f64,
+    /// Partition scans.
+    pub scan: f64,
+}
+
+impl Default for Mix {
+    fn default() -> Self {
+        Mix {
+            add: 0.8,
+            read: 0.2,
+            delete: 0.0,
+            scan: 0.0,
+        }
+    }
+}
+
+impl Mix {
+    /// The shares in order add, read, delete, scan.
+    pub fn shares(&self) -> [f64; 4] {
+        [self.add, self.read, self.delete, self.scan]
+    }
+
+    /// Checks the shares.
+    pub fn validate(&self) -> Result<(), String> {
+        let shares = self.shares();
+        if shares.iter().any(|s| !(s.is_finite() && *s >= 0.0)) || shares.iter().sum::<f64>() <= 0.0
+        {
+            return Err("`mix` shares must be 0 or more and not all 0".into());
+        }
+        Ok(())
+    }
+}
+
+/// How ops pick among the workload's keys.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum KeyDistribution {
+    /// Every key equally often.
+    #[default]
+    Uniform,
+    /// The first key gets `hot_share` of the ops, the others share the rest.
+    Hot,
+    /// Key i is picked with weight 1 / (i + 1)^`zipf_exponent`.
+    Zipf,
+}
+
+/// The shape of the keys an op touches.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Pattern {
+    /// The workload's keys, as listed.
+    #[default]
+    Counters,
+    /// The queue anti-pattern: each client adds new cells to the first key's partition,
+    /// deletes its oldest live cell, and scans the partition from the head.
+    Queue,
+    /// The safe alternative: the key's cell is the current time bucket (`bucket_s`), so no
+    /// counter is ever deleted.
+    TimeBuckets,
+}
+
+/// Which delete a delete op is.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DeleteScope {
+    /// A row delete of the counter.
+    #[default]
+    Row,
+    /// A column delete (beats later increments while it lives).
+    Column,
+    /// A delete of the counter's whole partition.
+    Partition,
+}
