@@ -236,8 +236,8 @@ mod tests {
             "adds {adds} of 200 (expected ~67)"
         );
         assert!(
-            (5..=30).contains(&scans),
-            "scans {scans} of 200 (expected ~17)"
+            (15..=55).contains(&scans),
+            "scans {scans} of 200 (expected ~33)"
         );
     }
 
