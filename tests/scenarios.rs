@@ -369,11 +369,10 @@ async fn a_cut_off_replica_serves_stale_reads_at_one_but_not_at_quorum() {
         Some(1),
         "stale at ONE"
     );
+    // n3 cannot reach a quorum: the read times out, or fails fast once n3 noticed; either
+    // way it returns no stale value.
     let (status, body) = h.read("n3", "views/home", "QUORUM").await;
-    assert_eq!(
-        (status, body["error"].as_str()),
-        (503, Some("unavailable")),
-        "{body}"
-    );
+    assert!(matches!(status, 503 | 504), "{status} {body}");
+    assert!(body["value"].is_null(), "{body}");
     assert_eq!(h.value("n1", "views/home", "QUORUM").await, Some(2));
 }

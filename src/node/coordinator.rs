@@ -283,9 +283,9 @@ pub(super) fn internal_read_path(partition: &str, cell: Option<&str>) -> String 
     }
 }
 
-/// Reads from as many replicas as `cl` needs (this node first when it is one), merges their
-/// versions, and repairs the contacted replicas that were behind before answering (not at
-/// ONE). Returns the merged version, the most tombstones a replica scanned, and warnings.
+/// Reads from the replicas until as many as `cl` needs answered (this node's own version
+/// first when it is one), merges their versions, and repairs those that were behind before
+/// answering (not at ONE). Returns the merged version, the most tombstones a replica scanned, and warnings.
 async fn coordinate_read(
     node: &Arc<Node>,
     partition: &str,
@@ -307,7 +307,6 @@ async fn coordinate_read(
             .filter(|r| **r != node.id && node.peers.alive(r))
             .cloned(),
     );
-    contacted.truncate(block_for);
     let (tx, rx) = mpsc::channel(contacted.len().max(1));
     for replica in &contacted {
         let (tx, node, replica) = (tx.clone(), node.clone(), replica.clone());
@@ -331,13 +330,16 @@ async fn coordinate_read(
         });
     }
     drop(tx);
-    let answers = gather(rx, contacted.len(), deadline).await;
+    // Every replica thought alive is asked (a speculative read); the first `block_for`
+    // versions answer the read.
+    let mut rx = rx;
     let mut versions: Vec<(String, ReplicaRead)> = Vec::new();
-    for (replica, answer) in answers {
-        match answer {
-            Ok(read) => versions.push((replica, read)),
-            Err(e @ ApiError::TombstoneOverwhelming { .. }) => return Err(e),
-            Err(_) => {}
+    while versions.len() < block_for {
+        match tokio::time::timeout_at(deadline, rx.recv()).await {
+            Ok(Some((replica, Ok(read)))) => versions.push((replica, read)),
+            Ok(Some((_, Err(e @ ApiError::TombstoneOverwhelming { .. })))) => return Err(e),
+            Ok(Some((_, Err(_)))) => {}
+            Ok(None) | Err(_) => break,
         }
     }
     if versions.len() < block_for {

@@ -113,6 +113,11 @@ impl Peers {
         self.addrs().into_keys().filter(|p| self.alive(p)).collect()
     }
 
+    /// A message arrived from `peer`: it is up (as gossip would say).
+    pub fn heard_from(&self, peer: &str) {
+        self.note(peer, true);
+    }
+
     fn note(&self, peer: &str, reachable: bool) {
         let mut down = self.down.lock().unwrap_or_else(|e| e.into_inner());
         if reachable {

@@ -252,6 +252,7 @@ async fn guard(
             }
             .into_response();
         }
+        node.peers.heard_from(&sender);
     }
     next.run(request).await
 }
