@@ -20,6 +20,8 @@ pub enum Command {
     Run(RunArgs),
     /// Check a run folder or a history file offline.
     Check(CheckArgs),
+    /// List the bundled workloads, one line each.
+    Workloads,
     /// Check a history for linearizability against a model (ours, Jepsen's or Porcupine's).
     Lin(LinArgs),
     /// Write a history in another format (Jepsen EDN).
@@ -98,6 +100,10 @@ pub struct RunArgs {
     /// Where run folders go.
     #[arg(long, default_value = "results")]
     pub results: PathBuf,
+    /// Drive an already running service that speaks the node API instead of starting nodes
+    /// (`http://HOST:PORT` or `HOST:PORT`, comma separated); no process-level faults.
+    #[arg(long, value_delimiter = ',', value_parser = parse_target)]
+    pub target: Vec<String>,
     /// Panic once the cluster is up: for testing that no node outlives a crashed run.
     #[arg(long, hide = true)]
     pub panic_after_start: bool,
@@ -143,5 +149,15 @@ fn parse_peer(s: &str) -> Result<(String, String), String> {
             Ok((id.to_string(), addr.to_string()))
         }
         _ => Err(format!("expected ID=HOST:PORT, got `{s}`")),
+    }
+}
+
+fn parse_target(s: &str) -> Result<String, String> {
+    let addr = s.trim_start_matches("http://").trim_end_matches('/');
+    match addr.rsplit_once(':') {
+        Some((host, port)) if !host.is_empty() && port.parse::<u16>().is_ok() => {
+            Ok(addr.to_string())
+        }
+        _ => Err(format!("expected http://HOST:PORT or HOST:PORT, got `{s}`")),
     }
 }

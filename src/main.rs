@@ -76,6 +76,12 @@ async fn dispatch(command: Command) -> anyhow::Result<Done> {
     match command {
         Command::Run(args) => run(plan(args)?).await.map(Done::Verdict),
         Command::Check(args) => offline::check(args).map(Done::Verdict),
+        Command::Workloads => {
+            for (name, summary) in workload::list() {
+                println!("{name:<22} {summary}");
+            }
+            Ok(Done::NoVerdict)
+        }
         Command::Lin(args) => offline::lin(args).map(Done::Verdict),
         Command::Export(args) => offline::export(args).map(|()| Done::NoVerdict),
         Command::Node(args) => node(args).await.map(|()| Done::NoVerdict),
@@ -89,6 +95,12 @@ fn plan(args: RunArgs) -> anyhow::Result<RunPlan> {
     w.time_limit = args.time_limit.unwrap_or(w.time_limit);
     w.concurrency = args.concurrency.unwrap_or(w.concurrency);
     w.rate = args.rate.unwrap_or(w.rate);
+    if !args.target.is_empty() {
+        // The service is someone else's: its settings are its own business.
+        w.nodes = args.target.len();
+        w.cluster.rf = w.cluster.rf.min(w.nodes);
+        w.nemesis.faults.clear();
+    }
     w.validate()
         .map_err(|message| BadInput::Usage(format!("flags: {message}")))?;
     Ok(RunPlan {
@@ -98,6 +110,7 @@ fn plan(args: RunArgs) -> anyhow::Result<RunPlan> {
             .unwrap_or_else(|| u64::from(rand::random::<u32>())),
         results: args.results,
         panic_after_start: args.panic_after_start,
+        targets: args.target,
     })
 }
 

@@ -26,6 +26,8 @@ pub struct RunPlan {
     pub results: PathBuf,
     /// Panic once the cluster is up (to test that no node outlives a crashed run).
     pub panic_after_start: bool,
+    /// An already running service (`host:port` each) to drive instead of bundled nodes.
+    pub targets: Vec<String>,
 }
 
 /// run.json: the full effective configuration, the seed and the versions.
@@ -75,45 +77,70 @@ pub async fn run(plan: RunPlan) -> anyhow::Result<Validity> {
     };
     write_json(&folder.dir.join("run.json"), &record)?;
 
-    let binary = std::env::current_exe().context("finding this program to start nodes")?;
-    let cluster = Cluster::start(
-        &binary,
-        plan.workload.nodes,
-        &plan.workload.cluster,
-        &folder.nodes(),
-    )
-    .await
-    .context("starting the cluster")?;
-    record.nodes = cluster
-        .nodes()
-        .iter()
-        .map(|n| NodeRecord {
-            id: n.id.clone(),
-            addr: n.addr.clone(),
-            pid: n.pid,
-        })
-        .collect();
-    write_json(&folder.dir.join("run.json"), &record)?;
-    if plan.panic_after_start {
-        panic!(
-            "--panic-after-start: panicking with {} nodes running",
-            cluster.nodes().len()
-        );
-    }
-
     let interrupted = Arc::new(AtomicBool::new(false));
-    let cluster = Arc::new(Mutex::new(cluster));
-    let drove = drive_load(
-        &plan,
-        &folder.history(),
-        cluster.clone(),
-        interrupted.clone(),
-    )
-    .await;
-    let mut cluster = cluster.lock().await;
-    cluster.save_oracles().await;
-    cluster.stop().await;
-    drove?;
+    if plan.targets.is_empty() {
+        let binary = std::env::current_exe().context("finding this program to start nodes")?;
+        let cluster = Cluster::start(
+            &binary,
+            plan.workload.nodes,
+            &plan.workload.cluster,
+            &folder.nodes(),
+        )
+        .await
+        .context("starting the cluster")?;
+        record.nodes = cluster
+            .nodes()
+            .iter()
+            .map(|n| NodeRecord {
+                id: n.id.clone(),
+                addr: n.addr.clone(),
+                pid: n.pid,
+            })
+            .collect();
+        write_json(&folder.dir.join("run.json"), &record)?;
+        if plan.panic_after_start {
+            panic!(
+                "--panic-after-start: panicking with {} nodes running",
+                cluster.nodes().len()
+            );
+        }
+        let addrs = cluster
+            .nodes()
+            .iter()
+            .map(|n| (n.id.clone(), n.addr.clone()))
+            .collect();
+        let cluster = Arc::new(Mutex::new(cluster));
+        let drove = drive_load(
+            &plan,
+            &folder.history(),
+            addrs,
+            Some(cluster.clone()),
+            interrupted.clone(),
+        )
+        .await;
+        let mut cluster = cluster.lock().await;
+        cluster.save_oracles().await;
+        cluster.stop().await;
+        drove?;
+    } else {
+        // Someone else's service: no process-level faults, no oracle.
+        let addrs: Vec<(String, String)> = plan
+            .targets
+            .iter()
+            .enumerate()
+            .map(|(i, a)| (format!("t{}", i + 1), a.clone()))
+            .collect();
+        record.nodes = addrs
+            .iter()
+            .map(|(id, addr)| NodeRecord {
+                id: id.clone(),
+                addr: addr.clone(),
+                pid: 0,
+            })
+            .collect();
+        write_json(&folder.dir.join("run.json"), &record)?;
+        drive_load(&plan, &folder.history(), addrs, None, interrupted.clone()).await?;
+    }
 
     record.interrupted = interrupted.load(Ordering::Relaxed);
     record.finished = Some(chrono::Local::now().to_rfc3339());
@@ -130,22 +157,13 @@ pub async fn run(plan: RunPlan) -> anyhow::Result<Validity> {
 async fn drive_load(
     plan: &RunPlan,
     history: &Path,
-    cluster: Arc<Mutex<Cluster>>,
+    addrs: Vec<(String, String)>,
+    cluster: Option<Arc<Mutex<Cluster>>>,
     interrupted: Arc<AtomicBool>,
 ) -> anyhow::Result<()> {
     let w = &plan.workload;
     let recorder = Arc::new(Recorder::create(history).map_err(BadInput::from)?);
-    let (addrs, ids): (Vec<(String, String)>, Vec<String>) = {
-        let cluster = cluster.lock().await;
-        let nodes = cluster.nodes();
-        (
-            nodes
-                .iter()
-                .map(|n| (n.id.clone(), n.addr.clone()))
-                .collect(),
-            nodes.iter().map(|n| n.id.clone()).collect(),
-        )
-    };
+    let ids: Vec<String> = addrs.iter().map(|(id, _)| id.clone()).collect();
     let client = Arc::new(HttpClient::new(
         addrs,
         Duration::from_millis(w.client_timeout_ms),
@@ -162,24 +180,27 @@ async fn drive_load(
         })
     };
     let schedule = nemesis::schedule(&w.nemesis, &ids, w.phases.warmup_s, w.time_limit, plan.seed);
-    let nemesis = Arc::new(Nemesis::new(cluster, recorder.clone()));
+    let nemesis = cluster.map(|c| Arc::new(Nemesis::new(c, recorder.clone())));
     let faults_stop = Arc::new(AtomicBool::new(false));
-    let faults = tokio::spawn(nemesis.clone().run(
-        schedule,
-        tokio::time::Instant::now(),
-        faults_stop.clone(),
-    ));
+    let faults = nemesis
+        .clone()
+        .map(|n| tokio::spawn(n.run(schedule, tokio::time::Instant::now(), faults_stop.clone())));
     let progress = Progress::start(recorder.clone(), Duration::from_secs_f64(w.time_limit));
     let driven = drive(client.clone(), w, plan.seed, recorder.clone(), stop.clone()).await;
     progress.finish();
     faults_stop.store(true, Ordering::Relaxed);
-    let faulted = faults
-        .await
-        .map_err(|e| anyhow::anyhow!("the nemesis failed: {e}"));
-    nemesis
-        .heal(w.phases.repair)
-        .await
-        .context("recording the heal")?;
+    let faulted = match faults {
+        Some(task) => task
+            .await
+            .map_err(|e| anyhow::anyhow!("the nemesis failed: {e}"))?,
+        None => Ok(()),
+    };
+    if let Some(nemesis) = &nemesis {
+        nemesis
+            .heal(w.phases.repair)
+            .await
+            .context("recording the heal")?;
+    }
     if !stop.load(Ordering::Relaxed) {
         tokio::time::sleep(Duration::from_secs_f64(w.phases.heal_s)).await;
         if w.phases.final_reads {
@@ -190,7 +211,7 @@ async fn drive_load(
     }
     on_ctrl_c.abort();
     driven.context("driving the workload")?;
-    faulted?.context("recording a fault")?;
+    faulted.context("recording a fault")?;
     Ok(())
 }
 

@@ -5,9 +5,9 @@ use std::io::{BufRead, BufReader};
 use std::process::{Child, Stdio};
 
 /// A node started by hand, killed when dropped.
-struct Node {
-    child: Child,
-    addr: String,
+pub struct Node {
+    pub child: Child,
+    pub addr: String,
 }
 
 impl Drop for Node {
@@ -18,7 +18,7 @@ impl Drop for Node {
 }
 
 /// Starts a node with `settings` (JSON of the `[cluster]` table) and extra flags.
-fn start_node(settings: &str, extra: &[&str]) -> (Node, tempfile::TempDir) {
+pub fn start_node(settings: &str, extra: &[&str]) -> (Node, tempfile::TempDir) {
     let dir = tempfile::tempdir().expect("temp dir");
     let file = dir.path().join("cluster.json");
     std::fs::write(&file, settings).expect("settings");

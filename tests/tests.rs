@@ -2,6 +2,7 @@
 
 mod check_command;
 mod lin_command;
+mod nemesis;
 mod node_api;
 mod process;
 mod run_command;

@@ -7,4 +7,4 @@ pub mod phases;
 mod spec;
 
 pub use generator::{Generator, Planned};
-pub use spec::{load, RetryPolicy, Workload, WorkloadError};
+pub use spec::{list, load, RetryPolicy, Workload, WorkloadError};

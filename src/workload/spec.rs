@@ -258,6 +258,48 @@ impl Workload {
     }
 }
 
+/// The folder the bundled workloads are read from: `./workloads`, else the source tree's.
+fn workload_dirs() -> [PathBuf; 2] {
+    [
+        PathBuf::from("workloads"),
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("workloads"),
+    ]
+}
+
+/// Every bundled workload: its name and the first line of its header comment.
+pub fn list() -> Vec<(String, String)> {
+    let Some(dir) = workload_dirs().into_iter().find(|d| d.is_dir()) else {
+        return Vec::new();
+    };
+    let mut found: Vec<(String, String)> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "toml"))
+        .map(|p| {
+            let name = p
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            let text = std::fs::read_to_string(&p).unwrap_or_default();
+            let first = text
+                .lines()
+                .next()
+                .unwrap_or_default()
+                .trim_start_matches('#')
+                .trim();
+            let summary = first
+                .split_once(": ")
+                .map_or(first, |(_, rest)| rest)
+                .to_string();
+            (name, summary)
+        })
+        .collect();
+    found.sort();
+    found
+}
+
 /// Loads a workload by name (`workloads/NAME.toml`) or by path.
 pub fn load(name_or_path: &str) -> Result<Workload, WorkloadError> {
     let given = Path::new(name_or_path);
@@ -331,7 +373,14 @@ mod tests {
     }
 
     #[test]
-    fn the_bundled_workloads_load() {
+    fn the_bundled_workloads_load_and_list_with_their_summaries() {
+        let listed = list();
+        assert!(listed.len() >= 12, "{listed:?}");
+        for (name, summary) in &listed {
+            let w = load(name).unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert_eq!(&w.name, name);
+            assert!(!summary.is_empty(), "{name} has no header comment");
+        }
         let w = load("hot-counter").expect("bundled workload");
         assert_eq!(w.name, "hot-counter");
         assert!(matches!(
