@@ -1,10 +1,13 @@
 //! Benchmark of the bundled nodes: increments per second and p50 / p99 latency at RF 1 and at
 //! RF 3 QUORUM, next to the requests per second of a bare hello endpoint on the same HTTP
 //! stack (axum server, reqwest client) measured in the same run: the ceiling on this machine.
+//! Then the driver itself (generator, pacing, recording the history) at an unreachable rate,
+//! against a stub that answers the node API at once and against an RF 3 cluster: the driver
+//! is not the bottleneck when its rate against the stub is far above the cluster's.
 //! Run with `cargo bench --bench node_throughput` (`BENCH_SECONDS`, `BENCH_CLIENTS` to tune).
 
 use checker::cluster::Cluster;
-use checker::driver::{CounterClient, HttpClient};
+use checker::driver::{CounterClient, HttpClient, Recorder};
 use checker::node::api::CounterKey;
 use checker::node::consistency::ConsistencyLevel;
 use checker::node::settings::{ClusterSettings, CommitlogSync};
@@ -113,6 +116,54 @@ async fn increments(
     measured
 }
 
+/// A service that answers the node API at once, to measure the driver alone.
+async fn stub_server() -> String {
+    use axum::routing::post;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let addr = listener.local_addr().expect("addr").to_string();
+    let app = axum::Router::new().route(
+        "/v1/counters/{partition}/{cell}",
+        post(|| async { axum::Json(serde_json::json!({"node": "stub"})) }).get(|| async {
+            axum::Json(serde_json::json!({"value": 0, "tombstones": 0, "node": "stub"}))
+        }),
+    );
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    addr
+}
+
+/// Ops per second the whole driver records against `addrs`.
+async fn driver_rate(addrs: Vec<(String, String)>, clients: usize, seconds: f64) -> f64 {
+    use checker::driver::drive;
+    use checker::workload::Workload;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let recorder = Arc::new(Recorder::create(&dir.path().join("history.jsonl")).expect("history"));
+    let nodes = addrs.len();
+    let workload = Workload {
+        nodes,
+        concurrency: clients,
+        rate: 1_000_000.0,
+        time_limit: seconds,
+        ..Workload::default()
+    };
+    let client = Arc::new(HttpClient::new(addrs, Duration::from_secs(2)));
+    let start = Instant::now();
+    drive(
+        client,
+        &workload,
+        1,
+        recorder.clone(),
+        Arc::new(std::sync::atomic::AtomicBool::new(false)),
+    )
+    .await
+    .expect("drives");
+    let done = recorder.tally.ok.load(Ordering::Relaxed)
+        + recorder.tally.fail.load(Ordering::Relaxed)
+        + recorder.tally.info.load(Ordering::Relaxed);
+    done as f64 / start.elapsed().as_secs_f64()
+}
+
 fn main() {
     let seconds: f64 = std::env::var("BENCH_SECONDS")
         .ok()
@@ -139,6 +190,24 @@ fn main() {
         .await;
         let rf1 = increments(1, 1, ConsistencyLevel::One, clients, seconds).await;
         let rf3 = increments(3, 3, ConsistencyLevel::Quorum, clients, seconds).await;
+        let stub = stub_server().await;
+        let against_stub = driver_rate(vec![("stub".into(), stub)], clients, seconds).await;
+        let dir = tempfile::tempdir().expect("temp dir");
+        let binary = std::path::Path::new(env!("CARGO_BIN_EXE_checker"));
+        let settings = ClusterSettings {
+            commitlog_sync: CommitlogSync::Periodic(1000),
+            ..ClusterSettings::default()
+        };
+        let mut cluster = Cluster::start(binary, 3, &settings, dir.path())
+            .await
+            .expect("cluster");
+        let addrs = cluster
+            .nodes()
+            .iter()
+            .map(|n| (n.id.clone(), n.addr.clone()))
+            .collect();
+        let against_cluster = driver_rate(addrs, clients, seconds).await;
+        cluster.stop().await;
         println!("{clients} concurrent clients, {seconds} s each, all on 127.0.0.1\n");
         println!(
             "{:<28} {:>9} {:>7} {:>10} {:>9} {:>9} {:>10}",
@@ -159,5 +228,11 @@ fn main() {
                 100.0 * m.per_second / hello.per_second
             );
         }
+        println!("\nthe driver (generator, pacing, history), 80% adds / 20% reads:");
+        println!("  against a stub service:   {against_stub:>9.0} ops/s");
+        println!(
+            "  against RF 3 QUORUM:      {against_cluster:>9.0} ops/s ({:.1}x headroom)",
+            against_stub / against_cluster.max(1.0)
+        );
     });
 }

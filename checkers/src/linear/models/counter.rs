@@ -39,7 +39,15 @@ impl Model for CounterModel {
             F::Add => Some(CounterInput::Add(call.delta().ok_or_else(|| {
                 bad(format!("an add needs an integer delta, got {}", call.value))
             })?)),
+            F::Delete if call.key.as_deref().is_some_and(|k| !k.contains('/')) => {
+                return Err(bad(format!(
+                    "a delete of the whole partition `{}` spans counters, which this per-key model cannot check",
+                    call.key.as_deref().unwrap_or_default()
+                )))
+            }
             F::Delete => Some(CounterInput::Delete),
+            // A scan reads many counters at once; leaving it out only loosens the check.
+            F::Scan => None,
             F::Read => match ret {
                 None => None,
                 Some(ret) => Some(CounterInput::Read(ret.read_value().ok_or_else(|| {
@@ -49,7 +57,7 @@ impl Model for CounterModel {
                     ))
                 })?)),
             },
-            _ => return Err(unknown_f(call, "counter", "add, delete, read")),
+            _ => return Err(unknown_f(call, "counter", "add, delete, read, scan")),
         })
     }
 
