@@ -219,7 +219,13 @@ impl Nemesis {
         fault: PlannedFault,
         stop: Arc<AtomicBool>,
     ) -> Result<(), HistoryError> {
-        tokio::time::sleep_until(started + Duration::from_secs_f64(fault.at_s)).await;
+        let at = started + Duration::from_secs_f64(fault.at_s);
+        while Instant::now() < at {
+            if stop.load(Ordering::Relaxed) {
+                return Ok(());
+            }
+            tokio::time::sleep_until(at.min(Instant::now() + Duration::from_millis(50))).await;
+        }
         if stop.load(Ordering::Relaxed) {
             return Ok(());
         }
