@@ -165,6 +165,7 @@ pub struct CounterChecker {
     attempt_root: HashMap<u64, u64>,
     reads: HashMap<u64, PendingRead>,
     keep_reads: bool,
+    deleted_partitions: std::collections::HashSet<String>,
     result: CounterResult,
 }
 
@@ -228,7 +229,12 @@ impl CounterChecker {
         let key = op.key.clone().unwrap_or_default();
         let open = match op.f {
             F::Add => self.invoke_add(op, key),
-            F::Read if !self.keys.get(&key).is_some_and(|k| k.deleted) => self.invoke_read(op, key),
+            F::Read if !self.is_deleted(&key) => self.invoke_read(op, key),
+            F::Delete if !key.contains('/') => {
+                // A partition delete reaches every counter of the partition, even later ones.
+                self.deleted_partitions.insert(key);
+                Open::Unchecked
+            }
             F::Delete => {
                 self.keys.entry(key).or_default().deleted = true;
                 Open::Unchecked
@@ -240,6 +246,14 @@ impl CounterChecker {
             F::Other(_) => Open::Unchecked,
         };
         self.open.insert(op.process.clone(), open);
+    }
+
+    /// Whether a delete (of the counter or of its partition) was ever invoked.
+    fn is_deleted(&self, key: &str) -> bool {
+        self.keys.get(key).is_some_and(|k| k.deleted)
+            || key
+                .split_once('/')
+                .is_some_and(|(partition, _)| self.deleted_partitions.contains(partition))
     }
 
     fn invoke_add(&mut self, op: &Op, key: String) -> Open {

@@ -259,3 +259,23 @@ fn failed_and_timed_out_reads_are_not_judged() {
     assert_eq!(result.reads, 0);
     assert_eq!(result.valid, Validity::Valid);
 }
+
+#[test]
+fn a_partition_delete_leaves_every_counter_of_the_partition_unjudged() {
+    // +5 on views/home, then the whole partition `views` is deleted, then a read of null:
+    // the delete-aware checker judges it; this one must not call it an undercount of 5.
+    let mut h = HistoryBuilder::on("views/home");
+    h.add(1, 5);
+    h.added(1, 5, OpType::Ok);
+    h.key("views");
+    h.delete(1);
+    h.key("views/home");
+    h.read(2);
+    h.push(2, OpType::Ok, checkers::F::Read, serde_json::Value::Null);
+    let result = checked(&h);
+    assert_eq!(result.undercount.reads, 0);
+    assert_eq!(
+        (result.unchecked_reads, result.valid),
+        (1, Validity::Unknown)
+    );
+}
