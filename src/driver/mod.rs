@@ -259,18 +259,31 @@ pub async fn final_reads<C: CounterClient>(
         Value::Null,
     );
     recorder.record(marker)?;
-    let keys: Vec<CounterKey> = workload
+    let mut keys: Vec<CounterKey> = workload
         .keys
         .iter()
         .map(|k| k.parse())
         .collect::<Result<_, _>>()?;
+    if workload.pattern == crate::workload::mix::Pattern::TimeBuckets {
+        // Every bucket the run wrote to.
+        let buckets = (workload.time_limit / workload.bucket_s).ceil() as u64;
+        keys = keys
+            .iter()
+            .flat_map(|k| {
+                (0..=buckets).map(move |b| CounterKey {
+                    partition: k.partition.clone(),
+                    cell: format!("{}-b{b}", k.cell),
+                })
+            })
+            .collect();
+    }
     let mut partitions: Vec<String> = keys.iter().map(|k| k.partition.clone()).collect();
     partitions.dedup();
     // Final readers get process numbers no client uses.
     let mut process = 1_000_000_000;
     for node in 0..workload.nodes {
         let cl = ConsistencyLevel::All;
-        if workload.pattern == crate::workload::mix::Pattern::Counters {
+        if workload.pattern != crate::workload::mix::Pattern::Queue {
             for key in &keys {
                 let invoke = op(
                     process,
