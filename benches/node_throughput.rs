@@ -100,11 +100,7 @@ async fn increments(
     let mut cluster = Cluster::start(binary, nodes, &settings, dir.path())
         .await
         .expect("cluster");
-    let addrs = cluster
-        .nodes()
-        .iter()
-        .map(|n| (n.id.clone(), n.addr.clone()))
-        .collect();
+    let addrs = cluster.addrs();
     let client = Arc::new(HttpClient::new(addrs, Duration::from_secs(2)));
     let key: CounterKey = "views/home".parse().expect("key");
     let measured = load(clients, seconds, move |i| {
@@ -201,11 +197,7 @@ fn main() {
         let mut cluster = Cluster::start(binary, 3, &settings, dir.path())
             .await
             .expect("cluster");
-        let addrs = cluster
-            .nodes()
-            .iter()
-            .map(|n| (n.id.clone(), n.addr.clone()))
-            .collect();
+        let addrs = cluster.addrs();
         let against_cluster = driver_rate(addrs, clients, seconds).await;
         cluster.stop().await;
         println!("{clients} concurrent clients, {seconds} s each, all on 127.0.0.1\n");

@@ -104,11 +104,7 @@ pub async fn run(plan: RunPlan) -> anyhow::Result<Validity> {
                 cluster.nodes().len()
             );
         }
-        let addrs = cluster
-            .nodes()
-            .iter()
-            .map(|n| (n.id.clone(), n.addr.clone()))
-            .collect();
+        let addrs = cluster.addrs();
         let cluster = Arc::new(Mutex::new(cluster));
         let drove = drive_load(
             &plan,

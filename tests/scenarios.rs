@@ -97,6 +97,22 @@ impl Harness {
             .await;
     }
 
+    /// Cuts `node` off from every other node, both ways.
+    async fn isolate(&self, node: &str) {
+        let others: Vec<String> = self
+            .cluster
+            .nodes()
+            .iter()
+            .map(|n| n.id.clone())
+            .filter(|n| n != node)
+            .collect();
+        for other in &others {
+            self.cut(node, other).await;
+        }
+        self.admin(node, "/admin/faults", Some(json!({ "cut": others })))
+            .await;
+    }
+
     async fn heal(&self, nodes: &[&str]) {
         for node in nodes {
             self.admin(
@@ -147,11 +163,7 @@ async fn a_replica_down_during_a_delete_resurrects_the_counter_after_gc_grace_an
     )
     .await;
     assert_eq!(h.add("n1", "views/home", 5, "ALL").await, 200);
-    h.cut("n3", "n1").await;
-    h.admin("n3", "/admin/faults", Some(json!({"cut": ["n1", "n2"]})))
-        .await;
-    h.admin("n2", "/admin/faults", Some(json!({"cut": ["n3"]})))
-        .await;
+    h.isolate("n3").await;
     assert_eq!(h.delete("n1", "views/home?cl=QUORUM").await, 200);
     assert_eq!(h.value("n1", "views/home", "QUORUM").await, None);
     tokio::time::sleep(Duration::from_millis(1200)).await;
@@ -179,12 +191,7 @@ async fn repair_inside_gc_grace_spreads_the_delete_instead() {
     )
     .await;
     assert_eq!(h.add("n1", "views/home", 5, "ALL").await, 200);
-    h.admin("n3", "/admin/faults", Some(json!({"cut": ["n1", "n2"]})))
-        .await;
-    h.admin("n1", "/admin/faults", Some(json!({"cut": ["n3"]})))
-        .await;
-    h.admin("n2", "/admin/faults", Some(json!({"cut": ["n3"]})))
-        .await;
+    h.isolate("n3").await;
     assert_eq!(h.delete("n1", "views/home?cl=QUORUM").await, 200);
     h.heal(&["n1", "n2", "n3"]).await;
     h.admin("n3", "/admin/repair", None).await;
@@ -357,12 +364,7 @@ async fn ravendb_a_delete_racing_an_increment_leaves_the_counter_alive() {
 async fn a_cut_off_replica_serves_stale_reads_at_one_but_not_at_quorum() {
     let h = Harness::start(3, settings()).await;
     assert_eq!(h.add("n1", "views/home", 1, "ALL").await, 200);
-    h.admin("n3", "/admin/faults", Some(json!({"cut": ["n1", "n2"]})))
-        .await;
-    h.admin("n1", "/admin/faults", Some(json!({"cut": ["n3"]})))
-        .await;
-    h.admin("n2", "/admin/faults", Some(json!({"cut": ["n3"]})))
-        .await;
+    h.isolate("n3").await;
     assert_eq!(h.add("n1", "views/home", 1, "QUORUM").await, 200);
     assert_eq!(
         h.value("n3", "views/home", "ONE").await,

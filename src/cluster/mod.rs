@@ -100,12 +100,16 @@ impl Cluster {
         Ok(cluster)
     }
 
-    fn peers_of(&self, id: &str) -> BTreeMap<String, String> {
+    /// Every node as `(id, host:port)`, in id order.
+    pub fn addrs(&self) -> Vec<(String, String)> {
         self.nodes
             .iter()
-            .filter(|n| n.id != id)
             .map(|n| (n.id.clone(), n.addr.clone()))
             .collect()
+    }
+
+    fn peers_of(&self, id: &str) -> BTreeMap<String, String> {
+        self.addrs().into_iter().filter(|(n, _)| n != id).collect()
     }
 
     /// The nodes whose process has exited (killed and not restarted).
