@@ -1,7 +1,7 @@
 //! Each fault of the nemesis, observed from outside the driver: processes, answers, and
 //! replication.
 
-use crate::process::is_live_node;
+use crate::process::{eventually, is_live_node};
 use checker::cluster::Cluster;
 use checker::driver::{Nemesis, Recorder};
 use checker::node::settings::ClusterSettings;
@@ -103,9 +103,12 @@ impl Rig {
 async fn a_killed_node_is_gone_and_comes_back_with_a_new_process() {
     let rig = rig().await;
     let (_, before) = rig.node("n2").await;
-    let fault = rig.fault(Action::Kill { node: "n2".into() }, 1.0);
-    tokio::time::sleep(Duration::from_millis(400)).await;
-    assert!(!is_live_node(before), "the process was killed");
+    let fault = rig.fault(Action::Kill { node: "n2".into() }, 2.0);
+    let killed = eventually(Duration::from_millis(1500), || async {
+        !is_live_node(before)
+    })
+    .await;
+    assert!(killed, "the process was killed");
     assert!(!rig.answers("n2").await);
     fault.await.expect("fault ran");
     let (_, after) = rig.node("n2").await;
@@ -120,7 +123,7 @@ async fn a_killed_node_is_gone_and_comes_back_with_a_new_process() {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_paused_node_answers_nothing_until_resumed() {
     let rig = rig().await;
-    let fault = rig.fault(Action::Pause { node: "n3".into() }, 1.0);
+    let fault = rig.fault(Action::Pause { node: "n3".into() }, 2.0);
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert!(!rig.answers("n3").await, "a stopped process cannot answer");
     fault.await.expect("fault ran");
@@ -136,16 +139,15 @@ async fn a_partition_stops_replication_between_the_named_nodes_only() {
             kind: FaultKind::PartitionHalves,
             cuts,
         },
-        1.5,
+        3.0,
     );
     tokio::time::sleep(Duration::from_millis(200)).await;
     assert_eq!(rig.add("n1", "ONE").await, 200);
-    tokio::time::sleep(Duration::from_millis(400)).await;
-    assert_eq!(
-        rig.value("n3", "ONE").await,
-        Some(1),
-        "n1 → n3 still replicates"
-    );
+    let replicated = eventually(Duration::from_secs(2), || async {
+        rig.value("n3", "ONE").await == Some(1)
+    })
+    .await;
+    assert!(replicated, "n1 → n3 still replicates");
     assert_eq!(rig.value("n2", "ONE").await, None, "n1 → n2 is cut");
     fault.await.expect("fault ran");
 }

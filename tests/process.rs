@@ -81,3 +81,21 @@ pub fn wait_for_nodes(results: &Path, limit: Duration) -> Vec<u32> {
     }
     panic!("the cluster did not come up within {limit:?}");
 }
+
+/// Polls `check` every 50 ms until it holds or `limit` passes; returns whether it held.
+pub async fn eventually<F, Fut>(limit: Duration, mut check: F) -> bool
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    let start = Instant::now();
+    loop {
+        if check().await {
+            return true;
+        }
+        if start.elapsed() > limit {
+            return false;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
