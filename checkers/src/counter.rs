@@ -98,7 +98,7 @@ pub struct CounterResult {
     pub overcount: Magnitude,
     /// Reads below their lower bound.
     pub undercount: Magnitude,
-    /// Reads this checker cannot judge yet (of counters that were deleted, scans).
+    /// Reads this checker cannot judge yet (after a delete of the counter or its partition).
     #[serde(default)]
     pub unchecked_reads: u64,
     /// Figures per key.
@@ -143,10 +143,23 @@ struct KeyState {
 
 /// An op that has been invoked and has not completed.
 enum Open {
-    Add { root: u64, reads: Vec<u64> },
-    Read { id: u64 },
+    Add {
+        root: u64,
+        reads: Vec<u64>,
+    },
+    Read {
+        id: u64,
+    },
+    /// A scan: one read per counter of the partition known when it began.
+    Scan {
+        partition: String,
+        reads: Vec<(String, u64)>,
+    },
     Unchecked,
 }
+
+/// Ids of the per-counter reads of scans, apart from the invoke indices reads use.
+const SCAN_READ_IDS: u64 = 1 << 63;
 
 /// A read waiting for its own completion and for the adds concurrent with it.
 struct PendingRead {
@@ -166,6 +179,7 @@ pub struct CounterChecker {
     reads: HashMap<u64, PendingRead>,
     keep_reads: bool,
     deleted_partitions: std::collections::HashSet<String>,
+    next_scan_read: u64,
     result: CounterResult,
 }
 
@@ -239,6 +253,7 @@ impl CounterChecker {
                 self.keys.entry(key).or_default().deleted = true;
                 Open::Unchecked
             }
+            F::Scan if !self.deleted_partitions.contains(&key) => self.invoke_scan(op, key),
             F::Read | F::Scan => {
                 self.result.unchecked_reads += 1;
                 Open::Unchecked
@@ -292,6 +307,41 @@ impl CounterChecker {
     }
 
     fn invoke_read(&mut self, op: &Op, key: String) -> Open {
+        self.start_read(op, key, op.index);
+        Open::Read { id: op.index }
+    }
+
+    /// A scan reads every counter of its partition known when it began; one that holds a
+    /// deleted counter is left unjudged.
+    fn invoke_scan(&mut self, op: &Op, partition: String) -> Open {
+        let in_partition = |k: &str| k.split_once('/').is_some_and(|(p, _)| p == partition);
+        if self.keys.iter().any(|(k, s)| s.deleted && in_partition(k)) {
+            self.result.unchecked_reads += 1;
+            return Open::Unchecked;
+        }
+        let mut keys: Vec<String> = self
+            .keys
+            .keys()
+            .filter(|k| in_partition(k))
+            .cloned()
+            .collect();
+        keys.sort();
+        let mut reads = Vec::with_capacity(keys.len());
+        for key in keys {
+            let id = self.scan_read_id();
+            self.start_read(op, key.clone(), id);
+            reads.push((key, id));
+        }
+        Open::Scan { partition, reads }
+    }
+
+    fn scan_read_id(&mut self) -> u64 {
+        self.next_scan_read += 1;
+        SCAN_READ_IDS | self.next_scan_read
+    }
+
+    /// Registers a read of `key` invoked by `op`, with the adds concurrent with it.
+    fn start_read(&mut self, op: &Op, key: String, id: u64) {
         let state = self.keys.entry(key.clone()).or_default();
         let mut read = PendingRead {
             bounds: ReadBounds {
@@ -314,29 +364,62 @@ impl CounterChecker {
                 let logical = &self.logical[root];
                 if logical.status == Status::Pending && logical.key == read.bounds.key {
                     read.pending += 1;
-                    reads.push(op.index);
+                    reads.push(id);
                 }
             }
         }
-        self.reads.insert(op.index, read);
-        Open::Read { id: op.index }
+        self.reads.insert(id, read);
+    }
+
+    /// The ok completion `op` of the read `id`, which returned `value`.
+    fn complete_read(&mut self, id: u64, op: &Op, value: Option<i64>) {
+        if let Some(read) = self.reads.get_mut(&id) {
+            read.completed = true;
+            read.bounds.index = op.index;
+            read.bounds.time = op.time;
+            read.bounds.value = value;
+            read.bounds.node = op.node.clone();
+        }
+        self.finalize_if_ready(id);
+    }
+
+    /// Judges each cell of an ok scan; a cell of a counter no add ever named is judged
+    /// against nothing (a phantom), one created during the scan is not judged.
+    fn complete_scan(&mut self, op: &Op, partition: &str, reads: Vec<(String, u64)>) {
+        let cells = op.value.as_object().cloned().unwrap_or_default();
+        for (key, id) in &reads {
+            let cell = key.split_once('/').map_or("", |(_, c)| c);
+            self.complete_read(*id, op, cells.get(cell).and_then(serde_json::Value::as_i64));
+        }
+        for (cell, value) in &cells {
+            let key = format!("{partition}/{cell}");
+            let named = reads.iter().any(|(k, _)| *k == key)
+                || self.keys.contains_key(&key)
+                || self.logical.values().any(|l| l.key == key);
+            if !named {
+                let id = self.scan_read_id();
+                self.start_read(op, key, id);
+                self.complete_read(id, op, value.as_i64());
+            }
+        }
     }
 
     fn complete(&mut self, op: &Op) {
         match self.open.remove(&op.process) {
             Some(Open::Add { root, reads }) => self.resolve_attempt(root, op.kind, &reads),
             Some(Open::Read { id }) if op.kind == OpType::Ok => {
-                if let Some(read) = self.reads.get_mut(&id) {
-                    read.completed = true;
-                    read.bounds.index = op.index;
-                    read.bounds.time = op.time;
-                    read.bounds.value = op.read_value().flatten();
-                    read.bounds.node = op.node.clone();
-                }
-                self.finalize_if_ready(id);
+                self.complete_read(id, op, op.read_value().flatten());
             }
             Some(Open::Read { id }) => {
                 self.reads.remove(&id);
+            }
+            Some(Open::Scan { partition, reads }) if op.kind == OpType::Ok => {
+                self.complete_scan(op, &partition, reads);
+            }
+            Some(Open::Scan { reads, .. }) => {
+                for (_, id) in reads {
+                    self.reads.remove(&id);
+                }
             }
             Some(Open::Unchecked) | None => {}
         }

@@ -279,3 +279,90 @@ fn a_partition_delete_leaves_every_counter_of_the_partition_unjudged() {
         (1, Validity::Unknown)
     );
 }
+
+/// A scan of partition `q` on `process` returning `cells`.
+fn scan(h: &mut HistoryBuilder, process: u64, cells: serde_json::Value) {
+    h.key("q");
+    h.push(
+        process,
+        OpType::Invoke,
+        checkers::F::Scan,
+        serde_json::Value::Null,
+    );
+    h.push(process, OpType::Ok, checkers::F::Scan, cells);
+}
+
+fn two_counters() -> HistoryBuilder {
+    // +2 on q/a and +3 on q/b, both ok before any scan.
+    let mut h = HistoryBuilder::on("q/a");
+    h.add(1, 2);
+    h.added(1, 2, OpType::Ok);
+    h.key("q/b");
+    h.add(1, 3);
+    h.added(1, 3, OpType::Ok);
+    h
+}
+
+#[test]
+fn every_cell_of_a_scan_is_judged() {
+    // Exact cells: two reads checked, valid.
+    let mut h = two_counters();
+    scan(&mut h, 2, serde_json::json!({"a": 2, "b": 3}));
+    let result = checked(&h);
+    assert_eq!((result.reads, result.valid), (2, Validity::Valid));
+    // q/b one over, then q/b missing (absent counts as 0: 3 under).
+    let mut h = two_counters();
+    scan(&mut h, 2, serde_json::json!({"a": 2, "b": 4}));
+    assert_eq!(only_error(&checked(&h)), (3, 3, 1, 0));
+    let mut h = two_counters();
+    scan(&mut h, 2, serde_json::json!({"a": 2}));
+    assert_eq!(only_error(&checked(&h)), (3, 3, 0, 3));
+}
+
+#[test]
+fn a_scan_cell_no_add_ever_named_is_a_phantom_overcount() {
+    // q/c was never added to: any count there is over the bound 0.
+    let mut h = two_counters();
+    scan(&mut h, 2, serde_json::json!({"a": 2, "b": 3, "c": 4}));
+    let result = checked(&h);
+    assert_eq!(result.overcount.reads, 1);
+    assert_eq!(result.errors[0].key, "q/c");
+}
+
+#[test]
+fn a_counter_created_during_the_scan_is_not_judged() {
+    // The scan begins, +5 on the new q/d runs and completes, the scan returns d: 5.
+    let mut h = two_counters();
+    h.key("q");
+    h.push(
+        2,
+        OpType::Invoke,
+        checkers::F::Scan,
+        serde_json::Value::Null,
+    );
+    h.key("q/d");
+    h.add(3, 5);
+    h.added(3, 5, OpType::Ok);
+    h.key("q");
+    h.push(
+        2,
+        OpType::Ok,
+        checkers::F::Scan,
+        serde_json::json!({"a": 2, "b": 3, "d": 5}),
+    );
+    let result = checked(&h);
+    assert_eq!((result.reads, result.valid), (2, Validity::Valid));
+}
+
+#[test]
+fn a_scan_of_a_partition_holding_a_deleted_counter_is_left_unknown() {
+    let mut h = two_counters();
+    h.key("q/a");
+    h.delete(1);
+    scan(&mut h, 2, serde_json::json!({"b": 3}));
+    let result = checked(&h);
+    assert_eq!(
+        (result.unchecked_reads, result.valid),
+        (1, Validity::Unknown)
+    );
+}

@@ -65,8 +65,11 @@ fn ideal_history(steps: &[Step]) -> Vec<Op> {
                     s.is_add = true;
                     s.delta = delta;
                 }
+                // A read step with `applies_if_info` set scans the partition instead.
                 let (f, value) = if s.is_add {
                     (F::Add, json!(s.delta))
+                } else if s.applies_if_info {
+                    (F::Scan, json!(null))
                 } else {
                     (F::Read, json!(null))
                 };
@@ -126,10 +129,18 @@ fn ideal_history(steps: &[Step]) -> Vec<Op> {
                         next_id += 1;
                     }
                 } else {
-                    push(&mut ops, ids[p], OpType::Ok, F::Read, json!(effect), None);
+                    let (f, value) = if op.applies_if_info {
+                        (F::Scan, json!({ "x": effect }))
+                    } else {
+                        (F::Read, json!(effect))
+                    };
+                    push(&mut ops, ids[p], OpType::Ok, f, value, None);
                 }
             }
         }
+    }
+    for op in ops.iter_mut().filter(|op| op.f == F::Scan) {
+        op.key = Some("c".into());
     }
     ops
 }

@@ -40,7 +40,7 @@ pub fn render(results: &Results, run_dir: Option<&Path>) -> String {
         counter.undercount.max,
         counter.undercount.sum,
         if counter.unchecked_reads > 0 {
-            format!("; {} reads not judged (deletes, scans)", counter.unchecked_reads)
+            format!("; {} reads not judged (after deletes)", counter.unchecked_reads)
         } else {
             String::new()
         }
