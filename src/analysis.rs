@@ -5,6 +5,7 @@ use crate::workload::WorkloadError;
 use checkers::history::{read_jsonl, HistoryError, JsonlReader};
 use checkers::linear::LinOptions;
 use checkers::results::{check, CheckOptions, Results};
+use checkers::tombstones::Thresholds;
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -64,14 +65,24 @@ impl Target {
 #[derive(Debug, Default, Deserialize)]
 struct RunFacts {
     #[serde(default)]
-    workload: Option<WorkloadName>,
+    workload: Option<WorkloadFacts>,
     #[serde(default)]
     seed: Option<u64>,
+    #[serde(default)]
+    cluster_started_empty: bool,
 }
 
 #[derive(Debug, Deserialize)]
-struct WorkloadName {
+struct WorkloadFacts {
     name: String,
+    #[serde(default)]
+    cluster: Option<ClusterFacts>,
+}
+
+#[derive(Debug, Deserialize)]
+struct ClusterFacts {
+    tombstone_warn_threshold: u64,
+    tombstone_failure_threshold: u64,
 }
 
 /// Reads what run.json says about the run; a missing or unreadable run.json says nothing.
@@ -98,11 +109,19 @@ pub const LIN_PAGE: &str = "linearizability.html";
 /// and, when the history is not linearizable, the page that explains why.
 pub fn analyse(target: &Target, keep_reads: bool) -> anyhow::Result<Results> {
     let facts = target.run_dir.as_deref().map(run_facts).unwrap_or_default();
+    let cluster = facts.workload.as_ref().and_then(|w| w.cluster.as_ref());
+    let defaults = Thresholds::default();
+    let tombstones = Thresholds {
+        warn: cluster.map_or(defaults.warn, |c| c.tombstone_warn_threshold),
+        fail: cluster.map_or(defaults.fail, |c| c.tombstone_failure_threshold),
+        started_empty: facts.cluster_started_empty,
+    };
     let options = CheckOptions {
         workload: facts.workload.map(|w| w.name),
         seed: facts.seed,
         keep_reads,
         linearizable: Some(run_lin_options()),
+        tombstones,
     };
     let mut reader = JsonlReader::open(&target.history).map_err(BadInput::from)?;
     let mut results = check(reader.by_ref(), &options).map_err(BadInput::from)?;

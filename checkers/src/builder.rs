@@ -18,6 +18,11 @@ impl HistoryBuilder {
         }
     }
 
+    /// The last op appended, to set optional fields on it.
+    pub fn last_mut(&mut self) -> Option<&mut Op> {
+        self.ops.last_mut()
+    }
+
     /// Switches the key later ops act on.
     pub fn key(&mut self, key: &str) -> &mut Self {
         self.key = key.to_string();

@@ -8,6 +8,7 @@ pub mod linear;
 pub mod op;
 pub mod results;
 pub mod stats;
+pub mod tombstones;
 pub mod validity;
 
 pub use op::{Op, OpType, Process, F};

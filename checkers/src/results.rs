@@ -5,6 +5,7 @@ use crate::history::HistoryError;
 use crate::linear::{self, LinOptions, LinResult, ModelKind};
 use crate::op::Op;
 use crate::stats::{StatsChecker, StatsResult};
+use crate::tombstones::{Thresholds, TombstoneChecker, TombstonesResult};
 use crate::validity::Validity;
 use serde::{Deserialize, Serialize};
 
@@ -19,6 +20,8 @@ pub struct CheckOptions {
     pub keep_reads: bool,
     /// Also check linearizability against the ideal counter, within these limits.
     pub linearizable: Option<LinOptions>,
+    /// The tombstone thresholds the run's nodes used.
+    pub tombstones: Thresholds,
 }
 
 /// Every checker's result, keyed as in results.json.
@@ -28,6 +31,9 @@ pub struct Checkers {
     pub counter: CounterResult,
     /// Outcome counts.
     pub stats: StatsResult,
+    /// Tombstones reads went over.
+    #[serde(default)]
+    pub tombstones: TombstonesResult,
     /// Linearizability against the ideal counter, when asked for.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub linearizable: Option<LinResult>,
@@ -64,12 +70,14 @@ pub fn check(
         CounterChecker::new()
     };
     let mut stats = StatsChecker::new();
+    let mut tombstones = TombstoneChecker::new(options.tombstones);
     let mut kept = Vec::new();
     let mut count = 0;
     for op in ops {
         let op = op?;
         counter.observe(&op);
         stats.observe(&op);
+        tombstones.observe(&op);
         if options.linearizable.is_some() {
             kept.push(op);
         }
@@ -86,6 +94,7 @@ pub fn check(
     let checkers = Checkers {
         counter: counter.finish(),
         stats: stats.finish(),
+        tombstones: tombstones.finish(),
         linearizable,
     };
     let lin_valid = checkers

@@ -85,6 +85,22 @@ pub fn render(results: &Results, run_dir: Option<&Path>) -> String {
         stats.unknown_outcomes,
         stats.retries,
     );
+    let t = &results.checkers.tombstones;
+    if t.max_scanned > 0 || t.failed_reads > 0 {
+        let _ = writeln!(
+            out,
+            "  tombstones {}: {} reads over the warn threshold, {} failed for tombstones, {} violations, at most {} scanned{}",
+            t.valid.word().to_lowercase(),
+            t.warn_reads,
+            t.failed_reads,
+            t.violations,
+            t.max_scanned,
+            t.violating_reads
+                .first()
+                .map(|i| format!(" (first violation: the read completed at index {i})"))
+                .unwrap_or_default(),
+        );
+    }
     if let Some(lin) = &results.checkers.linearizable {
         let page = run_dir.map(|d| d.join(crate::analysis::LIN_PAGE));
         lin_lines(&mut out, lin, page.as_deref().filter(|p| p.is_file()));

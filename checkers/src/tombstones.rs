@@ -1,0 +1,246 @@
+//! The tombstones checker: from the tombstone counts reads and scans report, which went over
+//! the warn threshold, which failed for tombstones, and which broke the rules (data returned
+//! past the failure threshold; more tombstones than deletes were issued, when the cluster
+//! started empty).
+
+use crate::op::{Op, OpType, Process, F};
+use crate::validity::Validity;
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, HashMap};
+
+/// The thresholds reads were held to: Cassandra's defaults unless the run says otherwise.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Thresholds {
+    /// `tombstone_warn_threshold`.
+    pub warn: u64,
+    /// `tombstone_failure_threshold`.
+    pub fail: u64,
+    /// The cluster held no data when the history began, so no partition can hold more
+    /// tombstones than the deletes issued in it.
+    pub started_empty: bool,
+}
+
+impl Default for Thresholds {
+    fn default() -> Self {
+        Thresholds {
+            warn: 1_000,
+            fail: 100_000,
+            started_empty: false,
+        }
+    }
+}
+
+/// Figures for one partition.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PartitionTombstones {
+    /// Ok reads and scans that reported a count.
+    pub reads: u64,
+    /// Of those, over the warn threshold.
+    pub warn_reads: u64,
+    /// Reads and scans that failed for tombstones.
+    pub failed_reads: u64,
+    /// The most tombstones one read went over.
+    pub max_scanned: u64,
+    /// Row and column deletes issued.
+    pub deletes: u64,
+}
+
+/// The tombstones checker's verdict and figures, as results.json holds them.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TombstonesResult {
+    /// Invalid when some read broke the rules.
+    pub valid: Validity,
+    /// Reads over the warn threshold.
+    pub warn_reads: u64,
+    /// Reads failed for tombstones (`tombstone_overwhelming`).
+    pub failed_reads: u64,
+    /// Reads that returned data past the failure threshold, or reported more tombstones
+    /// than deletes were issued in their partition of a cluster that started empty.
+    pub violations: u64,
+    /// The most tombstones one read went over.
+    pub max_scanned: u64,
+    /// The history index of each violating read's completion (the first 100).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub violating_reads: Vec<u64>,
+    /// Figures per partition.
+    #[serde(default)]
+    pub partitions: BTreeMap<String, PartitionTombstones>,
+}
+
+/// Streams a history and judges the tombstone counts its reads report.
+#[derive(Default)]
+pub struct TombstoneChecker {
+    thresholds: Thresholds,
+    open: HashMap<Process, (F, String)>,
+    result: TombstonesResult,
+}
+
+fn partition_of(key: &str) -> &str {
+    key.split_once('/').map_or(key, |(p, _)| p)
+}
+
+impl TombstoneChecker {
+    /// A checker holding reads to `thresholds`.
+    pub fn new(thresholds: Thresholds) -> Self {
+        TombstoneChecker {
+            thresholds,
+            ..Self::default()
+        }
+    }
+
+    /// Takes the next op of the history.
+    pub fn observe(&mut self, op: &Op) {
+        if !op.process.is_client() {
+            return;
+        }
+        let key = op.key.clone().unwrap_or_default();
+        if op.kind == OpType::Invoke {
+            if op.f == F::Delete && key.contains('/') {
+                self.result
+                    .partitions
+                    .entry(partition_of(&key).to_string())
+                    .or_default()
+                    .deletes += 1;
+            }
+            self.open.insert(op.process.clone(), (op.f.clone(), key));
+            return;
+        }
+        let Some((f, key)) = self.open.remove(&op.process) else {
+            return;
+        };
+        if !matches!(f, F::Read | F::Scan) {
+            return;
+        }
+        let t = self.thresholds;
+        let figures = self
+            .result
+            .partitions
+            .entry(partition_of(&key).to_string())
+            .or_default();
+        match op.kind {
+            OpType::Fail | OpType::Info
+                if op.error.as_deref() == Some("tombstone_overwhelming") =>
+            {
+                figures.failed_reads += 1;
+                self.result.failed_reads += 1;
+            }
+            OpType::Ok => {
+                let Some(scanned) = op.tombstones else { return };
+                figures.reads += 1;
+                figures.max_scanned = figures.max_scanned.max(scanned);
+                self.result.max_scanned = self.result.max_scanned.max(scanned);
+                if scanned > t.warn {
+                    figures.warn_reads += 1;
+                    self.result.warn_reads += 1;
+                }
+                let too_many = t.started_empty && scanned > figures.deletes;
+                if scanned > t.fail || too_many {
+                    self.result.violations += 1;
+                    if self.result.violating_reads.len() < 100 {
+                        self.result.violating_reads.push(op.index);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Ends the history.
+    pub fn finish(mut self) -> TombstonesResult {
+        self.result.valid = if self.result.violations > 0 {
+            Validity::Invalid
+        } else {
+            Validity::Valid
+        };
+        self.result
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::builder::HistoryBuilder;
+    use serde_json::json;
+
+    fn scan(h: &mut HistoryBuilder, process: u64, tombstones: Option<u64>, failed: bool) {
+        h.key("queue");
+        h.push(process, OpType::Invoke, F::Scan, serde_json::Value::Null);
+        let kind = if failed { OpType::Fail } else { OpType::Ok };
+        h.push(
+            process,
+            kind,
+            F::Scan,
+            if failed {
+                serde_json::Value::Null
+            } else {
+                json!({})
+            },
+        );
+        if let Some(op) = h.last_mut() {
+            op.tombstones = tombstones;
+            op.error = failed.then(|| "tombstone_overwhelming".to_string());
+        }
+    }
+
+    fn check(h: &HistoryBuilder, thresholds: Thresholds) -> TombstonesResult {
+        let mut checker = TombstoneChecker::new(thresholds);
+        h.ops().iter().for_each(|op| checker.observe(op));
+        checker.finish()
+    }
+
+    #[test]
+    fn reads_over_the_thresholds_are_counted_and_failures_are_not_violations() {
+        // Thresholds 2 / 4: scans of 1, 3 (warn), 5 tombstones failed properly: valid.
+        let mut h = HistoryBuilder::on("queue/a");
+        for n in [1, 3] {
+            scan(&mut h, 1, Some(n), false);
+        }
+        scan(&mut h, 1, None, true);
+        let result = check(
+            &h,
+            Thresholds {
+                warn: 2,
+                fail: 4,
+                started_empty: false,
+            },
+        );
+        assert_eq!(
+            (result.warn_reads, result.failed_reads, result.violations),
+            (1, 1, 0)
+        );
+        assert_eq!((result.max_scanned, result.valid), (3, Validity::Valid));
+        assert_eq!(result.partitions["queue"].reads, 2);
+    }
+
+    #[test]
+    fn data_past_the_failure_threshold_or_more_tombstones_than_deletes_is_a_violation() {
+        // One row delete in `queue`; a scan reporting 5 > fail 4 returned data: a violation.
+        let mut h = HistoryBuilder::on("queue/a");
+        h.delete(1);
+        scan(&mut h, 2, Some(5), false);
+        let result = check(
+            &h,
+            Thresholds {
+                warn: 2,
+                fail: 4,
+                started_empty: false,
+            },
+        );
+        assert_eq!((result.violations, result.valid), (1, Validity::Invalid));
+        // From an empty cluster, 2 tombstones after 1 delete cannot be.
+        let mut h = HistoryBuilder::on("queue/a");
+        h.delete(1);
+        scan(&mut h, 2, Some(1), false);
+        scan(&mut h, 2, Some(2), false);
+        let result = check(
+            &h,
+            Thresholds {
+                warn: 10,
+                fail: 20,
+                started_empty: true,
+            },
+        );
+        assert_eq!(result.violations, 1);
+        assert_eq!(result.violating_reads, vec![h.ops().len() as u64 - 1]);
+    }
+}
