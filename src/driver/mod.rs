@@ -111,23 +111,16 @@ async fn run_client<C: CounterClient>(
         if !shared.claim_op() {
             return Ok(());
         }
-        match generator.next_op(shared.started.elapsed().as_secs_f64()) {
+        let recorder = &shared.recorder;
+        let (_, kind) = match generator.next_op(shared.started.elapsed().as_secs_f64()) {
             Planned::Add { key, delta, node } => {
-                add_with_retries(&shared, &mut process, &key, delta, node).await?
+                add_with_retries(&shared, &mut process, &key, delta, node).await?;
+                continue;
             }
             Planned::Read { key, node } => {
                 let cl = shared.workload.read_cl;
-                let invoke = op(
-                    process,
-                    OpType::Invoke,
-                    F::Read,
-                    &key.to_string(),
-                    Value::Null,
-                    cl,
-                );
-                shared.recorder.record(invoke.clone())?;
-                let outcome = shared.client.read(node, &key, cl).await;
-                complete(&shared, &mut process, &invoke, outcome)?;
+                let invoke = call(process, F::Read, &key.to_string(), cl);
+                perform(recorder, invoke, shared.client.read(node, &key, cl)).await?
             }
             Planned::Delete { key, scope, node } => {
                 let cl = shared.workload.delete_cl;
@@ -135,29 +128,24 @@ async fn run_client<C: CounterClient>(
                     DeleteScope::Partition => key.partition.clone(),
                     _ => key.to_string(),
                 };
-                let mut invoke = op(process, OpType::Invoke, F::Delete, &target, Value::Null, cl);
+                let mut invoke = call(process, F::Delete, &target, cl);
                 if scope == DeleteScope::Column {
                     invoke.value = json!({"scope": "column"});
                 }
-                shared.recorder.record(invoke.clone())?;
-                let outcome = shared.client.delete(node, &key, scope, cl).await;
-                complete(&shared, &mut process, &invoke, outcome)?;
+                perform(
+                    recorder,
+                    invoke,
+                    shared.client.delete(node, &key, scope, cl),
+                )
+                .await?
             }
             Planned::Scan { partition, node } => {
                 let cl = shared.workload.scan_cl;
-                let invoke = op(
-                    process,
-                    OpType::Invoke,
-                    F::Scan,
-                    &partition,
-                    Value::Null,
-                    cl,
-                );
-                shared.recorder.record(invoke.clone())?;
-                let outcome = shared.client.scan(node, &partition, cl).await;
-                complete(&shared, &mut process, &invoke, outcome)?;
+                let invoke = call(process, F::Scan, &partition, cl);
+                perform(recorder, invoke, shared.client.scan(node, &partition, cl)).await?
             }
-        }
+        };
+        retire_if_unknown(&shared, &mut process, kind);
     }
 }
 
@@ -177,24 +165,14 @@ async fn add_with_retries<C: CounterClient>(
     };
     let mut retry_of = None;
     for attempt in 0..=retries {
-        let mut invoke = op(
-            *process,
-            OpType::Invoke,
-            F::Add,
-            &key.to_string(),
-            json!(delta),
-            cl,
-        );
+        let mut invoke = call(*process, F::Add, &key.to_string(), cl);
+        invoke.value = json!(delta);
         invoke.retry_of = retry_of;
-        let index = shared.recorder.record(invoke.clone())?;
         // A driver retries on the next host of its query plan.
-        let outcome = shared
-            .client
-            .add(node + attempt as usize, key, delta, cl)
-            .await;
-        let timed_out = outcome.kind == OpType::Info;
-        complete(shared, process, &invoke, outcome)?;
-        if !timed_out || attempt == retries || shared.out_of_time() {
+        let sent = shared.client.add(node + attempt as usize, key, delta, cl);
+        let (index, kind) = perform(&shared.recorder, invoke, sent).await?;
+        retire_if_unknown(shared, process, kind);
+        if kind != OpType::Info || attempt == retries || shared.out_of_time() {
             break;
         }
         retry_of = Some(index);
@@ -202,20 +180,26 @@ async fn add_with_retries<C: CounterClient>(
     Ok(())
 }
 
-/// Records the completion of `invoke`; an add keeps its delta as its value whatever the
-/// outcome. A process whose op ended in `info` is retired for a new one.
-fn complete<C>(
-    shared: &Shared<C>,
-    process: &mut u64,
-    invoke: &Op,
-    outcome: Outcome,
-) -> Result<(), DriveError> {
+/// Records `invoke`, then sends the request (`outcome` runs only when awaited, so the invoke
+/// is on record first), then records the completion; returns the invoke's index and how the
+/// op ended.
+async fn perform(
+    recorder: &Recorder,
+    invoke: Op,
+    outcome: impl std::future::Future<Output = Outcome>,
+) -> Result<(u64, OpType), DriveError> {
+    let index = recorder.record(invoke.clone())?;
+    let outcome = outcome.await;
     let kind = outcome.kind;
-    shared.recorder.record(completion(invoke, outcome))?;
+    recorder.record(completion(&invoke, outcome))?;
+    Ok((index, kind))
+}
+
+/// A process whose op ended in `info` is retired for a new one.
+fn retire_if_unknown<C>(shared: &Shared<C>, process: &mut u64, kind: OpType) {
     if kind == OpType::Info {
         *process = shared.next_process.fetch_add(1, Ordering::Relaxed);
     }
-    Ok(())
 }
 
 /// The completion of `invoke` with `outcome`; an add keeps its delta as its value.
@@ -232,13 +216,14 @@ fn completion(invoke: &Op, outcome: Outcome) -> Op {
     done
 }
 
-fn op(process: u64, kind: OpType, f: F, key: &str, value: Value, cl: ConsistencyLevel) -> Op {
+/// The invoke of `f` on `key` by client `process` at `cl`, with a null value.
+fn call(process: u64, f: F, key: &str, cl: ConsistencyLevel) -> Op {
     let mut op = Op::new(
         Process::Client(process),
-        kind,
+        OpType::Invoke,
         f,
         Some(key.to_string()),
-        value,
+        Value::Null,
     );
     op.cl = Some(cl.to_string());
     op
@@ -285,25 +270,14 @@ pub async fn final_reads<C: CounterClient>(
         let cl = ConsistencyLevel::All;
         if workload.pattern != crate::workload::mix::Pattern::Queue {
             for key in &keys {
-                let invoke = op(
-                    process,
-                    OpType::Invoke,
-                    F::Read,
-                    &key.to_string(),
-                    Value::Null,
-                    cl,
-                );
-                recorder.record(invoke.clone())?;
-                let outcome = client.read(node, key, cl).await;
-                recorder.record(completion(&invoke, outcome))?;
+                let invoke = call(process, F::Read, &key.to_string(), cl);
+                perform(recorder, invoke, client.read(node, key, cl)).await?;
                 process += 1;
             }
         } else {
             for partition in &partitions {
-                let invoke = op(process, OpType::Invoke, F::Scan, partition, Value::Null, cl);
-                recorder.record(invoke.clone())?;
-                let outcome = client.scan(node, partition, cl).await;
-                recorder.record(completion(&invoke, outcome))?;
+                let invoke = call(process, F::Scan, partition, cl);
+                perform(recorder, invoke, client.scan(node, partition, cl)).await?;
                 process += 1;
             }
         }
