@@ -9,45 +9,12 @@ use checkers::{Op, OpType, Process, F};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use serde_json::{json, Value};
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-/// Counts heap bytes in use and the peak since the last reset.
-struct Counting;
-
-static IN_USE: AtomicUsize = AtomicUsize::new(0);
-static PEAK: AtomicUsize = AtomicUsize::new(0);
-
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        let now = IN_USE.fetch_add(layout.size(), Ordering::Relaxed) + layout.size();
-        PEAK.fetch_max(now, Ordering::Relaxed);
-        System.alloc(layout)
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        IN_USE.fetch_sub(layout.size(), Ordering::Relaxed);
-        System.dealloc(ptr, layout)
-    }
-}
-
-#[global_allocator]
-static ALLOC: Counting = Counting;
-
-/// Runs `f`, returning its result, its time and the peak heap growth while it ran.
-fn measure<T>(f: impl FnOnce() -> T) -> (T, Duration, usize) {
-    let base = IN_USE.load(Ordering::Relaxed);
-    PEAK.store(base, Ordering::Relaxed);
-    let start = Instant::now();
-    let out = f();
-    (
-        out,
-        start.elapsed(),
-        PEAK.load(Ordering::Relaxed).saturating_sub(base),
-    )
-}
+#[path = "support/measure.rs"]
+mod measure;
+use measure::measure;
 
 /// A concurrent history of an ideal counter: every op takes effect at a point between its
 /// call and its return, so the history is linearizable by construction.

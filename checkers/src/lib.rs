@@ -7,6 +7,7 @@ pub mod history;
 pub mod linear;
 pub mod op;
 pub mod results;
+pub mod resurrection;
 pub mod stats;
 pub mod tombstones;
 pub mod validity;

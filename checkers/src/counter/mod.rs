@@ -1,0 +1,632 @@
+//! The counter checker: for every ok read, and every cell of an ok scan, the values some
+//! legal order of the history allows, and by how much the read missed them.
+//!
+//! The truth is the ideal counter of DESIGN.md: an add takes effect at one point between
+//! its invoke and its completion (at any later point or never, when it timed out or never
+//! completed; never, when it failed); a delete likewise; a retry (`retry_of`) is the same
+//! intended op as the one it retries, so together they take effect at most once. A partition
+//! delete reaches every counter of the partition. An absent counter reads as 0.
+//!
+//! Each read is judged against every placement of the ops around it (`sweep`); the past
+//! that can no longer move is folded into a set of values (`window`), so the checker makes
+//! one pass and keeps memory proportional to keys and to the ops in flight.
+//!
+//! A read above what any order allows, made after a delete that definitely completed before
+//! it began, is a *resurrection* when the counter held something before that delete and the
+//! excess is more than retries of adds could explain; it is reported apart from overcounts.
+
+mod figures;
+mod ranges;
+mod sweep;
+mod window;
+
+pub use figures::{
+    error_of, CounterResult, Direction, KeyFigures, Magnitude, ReadBounds, ERRORS_KEPT,
+};
+pub use ranges::RangeSet;
+
+use crate::op::{Op, OpType, Process, F};
+use crate::resurrection::{ResurrectionResult, Resurrections};
+use crate::validity::Validity;
+use std::collections::HashMap;
+use window::{End, Timeline, WindowOp};
+
+/// How many completed deletes per counter are remembered, to name resurrections.
+const DELETES_KEPT: usize = 8;
+
+/// One intended add or delete: an op and all its retries.
+struct Logical {
+    /// The counter, or the partition of a partition delete.
+    target: String,
+    delta: Option<i64>,
+    start: u64,
+    attempts: Vec<u64>,
+    open: u32,
+    info: bool,
+    ok_at: Option<u64>,
+    floating: bool,
+    /// For a delete: the most each counter could hold just before it.
+    before: Vec<(String, i64)>,
+}
+
+impl Logical {
+    /// How it stands: none once every attempt failed.
+    fn end(&self) -> Option<End> {
+        match (self.ok_at, self.open, self.info) {
+            (Some(b), _, _) => Some(End::At(b)),
+            (None, 1.., _) => Some(End::Open),
+            (None, 0, true) => Some(End::Never),
+            (None, 0, false) => None,
+        }
+    }
+
+    fn is_partition_delete(&self) -> bool {
+        self.delta.is_none() && !self.target.contains('/')
+    }
+}
+
+/// A delete of a counter that completed ok.
+struct DeleteMark {
+    id: u64,
+    start: u64,
+    end: u64,
+    before: i64,
+}
+
+/// A retry of an add: how much more than once the add could be counted.
+struct RetryMark {
+    start: u64,
+    extra: i64,
+}
+
+/// A read registered at its invoke, judged once it and everything it overlaps have ended.
+struct PendingRead {
+    id: u64,
+    start: u64,
+    end: Option<u64>,
+    bounds: ReadBounds,
+}
+
+impl PendingRead {
+    /// Read `id` of `key`, invoked at `start`, whose invoke has `(index, time)`.
+    fn new(id: u64, key: &str, start: u64, (index, time): (u64, u64)) -> Self {
+        PendingRead {
+            id,
+            start,
+            end: None,
+            bounds: ReadBounds {
+                key: key.to_string(),
+                invoke_index: index,
+                index,
+                invoke_time: time,
+                time,
+                value: None,
+                lower: 0,
+                upper: 0,
+                allowed: None,
+                node: None,
+                bound_ops: Vec::new(),
+                after_delete: None,
+                resurrection: false,
+            },
+        }
+    }
+}
+
+/// One counter: its timeline, its reads waiting to be judged, its recent deletes.
+#[derive(Default)]
+struct Counter {
+    timeline: Timeline,
+    reads: Vec<PendingRead>,
+    deletes: Vec<DeleteMark>,
+    retries: Vec<RetryMark>,
+}
+
+/// An op that has been invoked and has not completed.
+enum Open {
+    Change { root: u64 },
+    Read { key: String, id: u64 },
+    Scan(Scan),
+    Unchecked,
+}
+
+/// A scan in flight: one read per counter of its partition known when it began.
+struct Scan {
+    partition: String,
+    start: u64,
+    invoke: (u64, u64),
+    reads: Vec<(String, u64)>,
+}
+
+/// Streams a history and bounds every ok read.
+#[derive(Default)]
+pub struct CounterChecker {
+    counters: HashMap<String, Counter>,
+    partitions: HashMap<String, Vec<String>>,
+    partition_deletes: HashMap<String, Vec<u64>>,
+    logical: HashMap<u64, Logical>,
+    attempt_root: HashMap<u64, u64>,
+    open: HashMap<Process, Open>,
+    event: u64,
+    next_read: u64,
+    keep_reads: bool,
+    resurrections: Resurrections,
+    result: CounterResult,
+}
+
+fn partition_of(key: &str) -> &str {
+    key.split_once('/').map_or(key, |(partition, _)| partition)
+}
+
+impl CounterChecker {
+    /// A checker that keeps only the figures.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// A checker that also keeps every read's bounds, for charts.
+    pub fn keeping_reads() -> Self {
+        CounterChecker {
+            keep_reads: true,
+            ..Self::default()
+        }
+    }
+
+    /// Takes the next op of the history.
+    pub fn observe(&mut self, op: &Op) {
+        let event = self.event;
+        self.event += 1;
+        if !op.process.is_client() {
+            return;
+        }
+        if op.kind == OpType::Invoke {
+            let open = self.invoke(op, event);
+            self.open.insert(op.process.clone(), open);
+        } else if let Some(open) = self.open.remove(&op.process) {
+            self.complete(open, op, event);
+        }
+    }
+
+    /// Ends the history: changes that never completed may take effect any time or never.
+    pub fn finish(mut self) -> CounterResult {
+        let end = self.event;
+        let open: Vec<Open> = self.open.drain().map(|(_, open)| open).collect();
+        let mut keys: Vec<String> = Vec::new();
+        for open in open {
+            match open {
+                Open::Change { root } => keys.extend(self.resolve(root, OpType::Info, end)),
+                Open::Read { key, id } => self.drop_read(&key, id),
+                Open::Scan(scan) => scan.reads.iter().for_each(|(k, id)| self.drop_read(k, *id)),
+                Open::Unchecked => {}
+            }
+        }
+        let all: Vec<String> = self.counters.keys().cloned().collect();
+        for key in &all {
+            self.progress(key, end);
+        }
+        for (key, counter) in &self.counters {
+            let values = counter.timeline.values_before(end);
+            self.result.final_values.insert(key.clone(), values);
+        }
+        let mut result = self.result;
+        result.resurrection = self.resurrections.finish();
+        result.trim_errors();
+        result.read_bounds.sort_by_key(|r| r.index);
+        let wrong = result.overcount.reads + result.undercount.reads + result.resurrection.reads;
+        result.valid = if wrong > 0 {
+            Validity::Invalid
+        } else if result.unchecked_reads > 0 {
+            Validity::Unknown
+        } else {
+            Validity::Valid
+        };
+        result
+    }
+
+    fn invoke(&mut self, op: &Op, event: u64) -> Open {
+        let key = op.key.clone().unwrap_or_default();
+        match op.f {
+            F::Add => self.invoke_change(op, event, key, Some(op.delta().unwrap_or(0))),
+            F::Delete => self.invoke_change(op, event, key, None),
+            F::Read => {
+                let id = self.start_read(op, event, &key);
+                Open::Read { key, id }
+            }
+            F::Scan => {
+                let mut keys = self.partitions.get(&key).cloned().unwrap_or_default();
+                keys.sort();
+                let reads = keys
+                    .into_iter()
+                    .map(|k| {
+                        let id = self.start_read(op, event, &k);
+                        (k, id)
+                    })
+                    .collect();
+                Open::Scan(Scan {
+                    partition: key,
+                    start: event,
+                    invoke: (op.index, op.time),
+                    reads,
+                })
+            }
+            F::Other(_) => Open::Unchecked,
+        }
+    }
+
+    /// The counter `key`, created with the partition deletes still in play.
+    fn counter(&mut self, key: &str) -> &mut Counter {
+        if !self.counters.contains_key(key) {
+            let partition = partition_of(key);
+            let mut counter = Counter::default();
+            for root in self.partition_deletes.get(partition).into_iter().flatten() {
+                let logical = &self.logical[root];
+                if let Some(end) = logical.end() {
+                    counter.timeline.push(WindowOp {
+                        id: *root,
+                        delta: None,
+                        start: logical.start,
+                        end,
+                        loose: false,
+                    });
+                }
+            }
+            self.partitions
+                .entry(partition.to_string())
+                .or_default()
+                .push(key.to_string());
+            // A scan of the partition in flight reads the new counter too.
+            for open in self.open.values_mut() {
+                if let Open::Scan(scan) = open {
+                    if scan.partition == partition {
+                        self.next_read += 1;
+                        let read = PendingRead::new(self.next_read, key, scan.start, scan.invoke);
+                        scan.reads.push((key.to_string(), read.id));
+                        counter.reads.push(read);
+                    }
+                }
+            }
+            self.counters.insert(key.to_string(), counter);
+        }
+        self.counters.get_mut(key).expect("inserted above")
+    }
+
+    /// The counters a change reaches: its own, or every one of its partition.
+    fn reached(&mut self, target: &str, delta: Option<i64>) -> Vec<String> {
+        if delta.is_none() && !target.contains('/') {
+            self.partitions.get(target).cloned().unwrap_or_default()
+        } else {
+            self.counter(target);
+            vec![target.to_string()]
+        }
+    }
+
+    fn invoke_change(&mut self, op: &Op, event: u64, target: String, delta: Option<i64>) -> Open {
+        let root = op
+            .retry_of
+            .and_then(|r| self.attempt_root.get(&r).copied())
+            .filter(|root| {
+                self.logical
+                    .get(root)
+                    .is_some_and(|l| l.target == target && l.delta == delta)
+            })
+            .unwrap_or(op.index);
+        self.attempt_root.insert(op.index, root);
+        let keys = self.reached(&target, delta);
+        if let Some(logical) = self.logical.get_mut(&root) {
+            logical.open += 1;
+            logical.attempts.push(op.index);
+            let (start, floating) = (logical.start, std::mem::take(&mut logical.floating));
+            for key in &keys {
+                let counter = self.counters.get_mut(key).expect("reached");
+                match delta {
+                    Some(d) if floating => counter.timeline.unfloat(root, d, start),
+                    _ => {
+                        counter.timeline.set_end(root, Some(End::Open));
+                    }
+                }
+                if let Some(d) = delta.filter(|d| *d > 0) {
+                    counter.retries.push(RetryMark { start, extra: d });
+                }
+            }
+            return Open::Change { root };
+        }
+        let mut before = Vec::new();
+        for key in &keys {
+            let timeline = &mut self.counters.get_mut(key).expect("reached").timeline;
+            if delta.is_none() {
+                before.push((key.clone(), timeline.values_before(event).max().unwrap_or(0)));
+            }
+            timeline.push(WindowOp {
+                id: root,
+                delta,
+                start: event,
+                end: End::Open,
+                loose: false,
+            });
+        }
+        let logical = Logical {
+            target,
+            delta,
+            start: event,
+            attempts: vec![op.index],
+            open: 1,
+            info: false,
+            ok_at: None,
+            floating: false,
+            before,
+        };
+        if logical.is_partition_delete() {
+            self.partition_deletes
+                .entry(logical.target.clone())
+                .or_default()
+                .push(root);
+        }
+        self.logical.insert(root, logical);
+        Open::Change { root }
+    }
+
+    /// One attempt of change `root` ended with `kind`; returns the counters it reaches.
+    fn resolve(&mut self, root: u64, kind: OpType, event: u64) -> Vec<String> {
+        let Some(logical) = self.logical.get_mut(&root) else {
+            return Vec::new();
+        };
+        logical.open -= 1;
+        let first_ok = kind == OpType::Ok && logical.ok_at.is_none();
+        match kind {
+            OpType::Ok => {
+                logical.ok_at.get_or_insert(event);
+            }
+            OpType::Info => logical.info = true,
+            _ => {}
+        }
+        let end = logical.end();
+        let (target, delta, start) = (logical.target.clone(), logical.delta, logical.start);
+        let partition_delete = logical.is_partition_delete();
+        let before = logical.before.clone();
+        let done = logical.open == 0 && end != Some(End::Never);
+        let keys = self.reached(&target, delta);
+        for key in &keys {
+            let counter = self.counters.get_mut(key).expect("reached");
+            counter.timeline.set_end(root, end);
+            if first_ok && delta.is_none() {
+                let before = before.iter().find(|(k, _)| k == key).map_or(0, |b| b.1);
+                counter.remember_delete(DeleteMark {
+                    id: root,
+                    start,
+                    end: event,
+                    before,
+                });
+            }
+        }
+        if first_ok {
+            self.result.increments += delta.unwrap_or(0);
+        }
+        if partition_delete && end != Some(End::Never) && end != Some(End::Open) {
+            if let Some(live) = self.partition_deletes.get_mut(&target) {
+                live.retain(|r| *r != root);
+            }
+        }
+        if done {
+            if let Some(logical) = self.logical.remove(&root) {
+                for attempt in logical.attempts {
+                    self.attempt_root.remove(&attempt);
+                }
+            }
+        }
+        keys
+    }
+
+    /// Registers a read of `key` invoked by `op`; returns its id.
+    fn start_read(&mut self, op: &Op, event: u64, key: &str) -> u64 {
+        self.next_read += 1;
+        let read = PendingRead::new(self.next_read, key, event, (op.index, op.time));
+        let id = read.id;
+        self.counter(key).reads.push(read);
+        id
+    }
+
+    /// The ok completion `op` of read `id` of `key`, which returned `value`.
+    fn end_read(&mut self, key: &str, id: u64, op: &Op, event: u64, value: Option<i64>) {
+        if let Some(read) = self.counter(key).reads.iter_mut().find(|r| r.id == id) {
+            read.end = Some(event);
+            read.bounds.index = op.index;
+            read.bounds.time = op.time;
+            read.bounds.value = value;
+            read.bounds.node = op.node.clone();
+        }
+    }
+
+    fn drop_read(&mut self, key: &str, id: u64) {
+        if let Some(counter) = self.counters.get_mut(key) {
+            counter.reads.retain(|r| r.id != id);
+        }
+    }
+
+    fn complete(&mut self, open: Open, op: &Op, event: u64) {
+        let ok = op.kind == OpType::Ok;
+        match open {
+            Open::Change { root } => {
+                for key in self.resolve(root, op.kind, event) {
+                    self.progress(&key, event);
+                }
+            }
+            Open::Read { key, id } if ok => match op.read_value() {
+                Some(value) => {
+                    self.end_read(&key, id, op, event, value);
+                    self.progress(&key, event);
+                }
+                None => {
+                    self.result.unchecked_reads += 1;
+                    self.drop_read(&key, id);
+                }
+            },
+            Open::Read { key, id } => self.drop_read(&key, id),
+            Open::Scan(scan) if ok => self.complete_scan(scan, op, event),
+            Open::Scan(scan) => scan.reads.iter().for_each(|(k, id)| self.drop_read(k, *id)),
+            Open::Unchecked => {}
+        }
+    }
+
+    /// Judges each cell of an ok scan; a cell of a counter the scan did not know of when
+    /// it began is judged too (a counter no add ever named allows only 0: a phantom).
+    fn complete_scan(&mut self, scan: Scan, op: &Op, event: u64) {
+        let cells = op.value.as_object().cloned().unwrap_or_default();
+        let mut touched = Vec::new();
+        for (key, id) in &scan.reads {
+            let cell = key.split_once('/').map_or("", |(_, c)| c);
+            let value = cells.get(cell).and_then(serde_json::Value::as_i64);
+            self.end_read(key, *id, op, event, value);
+            touched.push(key.clone());
+        }
+        for (cell, value) in &cells {
+            let key = format!("{}/{cell}", scan.partition);
+            if scan.reads.iter().any(|(k, _)| *k == key) {
+                continue;
+            }
+            // No add ever named this counter: it allows only 0.
+            self.counter(&key);
+            self.next_read += 1;
+            let read = PendingRead::new(self.next_read, &key, scan.start, scan.invoke);
+            let id = read.id;
+            self.counter(&key).reads.push(read);
+            self.end_read(&key, id, op, event, value.as_i64());
+            touched.push(key);
+        }
+        for key in touched {
+            self.progress(&key, event);
+        }
+    }
+
+    /// Judges the reads of `key` that can be judged and settles what no longer moves.
+    fn progress(&mut self, key: &str, event: u64) {
+        let Some(counter) = self.counters.get_mut(key) else {
+            return;
+        };
+        let timeline = &counter.timeline;
+        let is_ready = |r: &PendingRead| r.end.is_some_and(|end| !timeline.open_before(end));
+        if counter.reads.iter().any(is_ready) {
+            let (ready, waiting): (Vec<PendingRead>, Vec<PendingRead>) =
+                std::mem::take(&mut counter.reads).into_iter().partition(is_ready);
+            counter.reads = waiting;
+            let judged: Vec<Option<ReadBounds>> = ready
+                .into_iter()
+                .map(|read| judge(counter, read, &mut self.resurrections))
+                .collect();
+            for bounds in judged {
+                self.record(bounds);
+            }
+        }
+        let counter = self.counters.get_mut(key).expect("looked up above");
+        let limit = counter
+            .reads
+            .iter()
+            .map(|r| r.start.checked_sub(1))
+            .min()
+            .unwrap_or(Some(event));
+        if let Some(limit) = limit {
+            for root in counter.timeline.settle(limit.min(event)) {
+                if let Some(logical) = self.logical.get_mut(&root) {
+                    logical.floating = true;
+                }
+            }
+        }
+    }
+
+    fn record(&mut self, bounds: Option<ReadBounds>) {
+        let Some(bounds) = bounds else {
+            self.result.unchecked_reads += 1;
+            return;
+        };
+        let result = &mut self.result;
+        let figures = result.keys.entry(bounds.key.clone()).or_default();
+        result.reads += 1;
+        figures.reads += 1;
+        if let Some((error, direction, nearest)) = bounds.error() {
+            if bounds.resurrection {
+                figures.resurrected += 1;
+            } else if direction == Direction::Over {
+                result.overcount.record(error, nearest);
+                figures.overcount.record(error, nearest);
+            } else {
+                result.undercount.record(error, nearest);
+                figures.undercount.record(error, nearest);
+            }
+            result.errors.push(bounds.clone());
+            if result.errors.len() >= 2 * ERRORS_KEPT {
+                result.trim_errors();
+            }
+        }
+        if self.keep_reads {
+            result.read_bounds.push(bounds);
+        }
+    }
+}
+
+impl Counter {
+    fn remember_delete(&mut self, mark: DeleteMark) {
+        self.deletes.push(mark);
+        if self.deletes.len() > DELETES_KEPT {
+            self.deletes.remove(0);
+            let oldest = self.deletes[0].start;
+            self.retries.retain(|r| r.start >= oldest);
+        }
+    }
+
+    /// How much retried adds begun after `since` and before `until` could overcount.
+    fn retry_slack(&self, since: u64, until: u64) -> i64 {
+        self.retries
+            .iter()
+            .filter(|r| r.start > since && r.start < until)
+            .map(|r| r.extra)
+            .sum()
+    }
+}
+
+/// The bounds of a read whose ops have all ended; none when no placement explains anything.
+fn judge(
+    counter: &Counter,
+    read: PendingRead,
+    resurrections: &mut Resurrections,
+) -> Option<ReadBounds> {
+    let end = read.end?;
+    let outcomes = counter.timeline.allowed(read.start, end);
+    let values = sweep::values(&outcomes);
+    let mut bounds = read.bounds;
+    bounds.lower = values.min()?;
+    bounds.upper = values.max()?;
+    bounds.allowed = (values.ranges().len() > 1).then_some(values);
+    let Some((error, direction, nearest)) = bounds.error() else {
+        return Some(bounds);
+    };
+    let highest = direction == Direction::Over;
+    let behind = outcomes
+        .iter()
+        .find(|o| o.contains(nearest));
+    if let Some(outcome) = behind {
+        bounds.bound_ops = figures::kept(counter.timeline.ops_behind(outcome, highest));
+    }
+    let delete = counter.deletes.iter().rev().find(|d| d.end < read.start);
+    bounds.after_delete = delete.map(|d| d.id);
+    if let Some(delete) = delete.filter(|d| highest && d.before > 0) {
+        if error > counter.retry_slack(delete.start, end) {
+            bounds.resurrection = true;
+            let magnitude = error.min(delete.before);
+            resurrections.record(&bounds, delete.id, delete.before, magnitude);
+        }
+    }
+    Some(bounds)
+}
+
+/// Checks a whole history.
+pub fn check<'a>(ops: impl IntoIterator<Item = &'a Op>) -> CounterResult {
+    let mut checker = CounterChecker::new();
+    for op in ops {
+        checker.observe(op);
+    }
+    checker.finish()
+}
+
+/// The resurrection figures a finished counter check found.
+pub fn resurrections(result: &mut CounterResult) -> ResurrectionResult {
+    std::mem::take(&mut result.resurrection)
+}

@@ -1,0 +1,182 @@
+//! Sets of counter values kept as sorted, disjoint, non-adjacent ranges.
+
+use serde::{Deserialize, Serialize};
+
+/// Past this many ranges the closest ones are merged: the set only grows, so bounds stay sound.
+const MAX_RANGES: usize = 16;
+
+/// A set of integers as inclusive ranges `[lo, hi]`, sorted, disjoint and not touching.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct RangeSet(Vec<(i64, i64)>);
+
+impl RangeSet {
+    /// The set holding only `value`.
+    pub fn single(value: i64) -> Self {
+        RangeSet(vec![(value, value)])
+    }
+
+    /// The union of `ranges` (each `lo <= hi`), in any order.
+    pub fn from_ranges(mut ranges: Vec<(i64, i64)>) -> Self {
+        ranges.sort_unstable();
+        let mut merged: Vec<(i64, i64)> = Vec::with_capacity(ranges.len());
+        for (lo, hi) in ranges {
+            match merged.last_mut() {
+                Some(last) if lo <= last.1.saturating_add(1) => last.1 = last.1.max(hi),
+                _ => merged.push((lo, hi)),
+            }
+        }
+        while merged.len() > MAX_RANGES {
+            let gap = (1..merged.len())
+                .min_by_key(|&i| merged[i].0.saturating_sub(merged[i - 1].1))
+                .expect("more than one range");
+            merged[gap - 1].1 = merged[gap].1;
+            merged.remove(gap);
+        }
+        RangeSet(merged)
+    }
+
+    /// The ranges, lowest first.
+    pub fn ranges(&self) -> &[(i64, i64)] {
+        &self.0
+    }
+
+    /// Whether the set holds nothing.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// The smallest value.
+    pub fn min(&self) -> Option<i64> {
+        self.0.first().map(|r| r.0)
+    }
+
+    /// The largest value.
+    pub fn max(&self) -> Option<i64> {
+        self.0.last().map(|r| r.1)
+    }
+
+    /// Whether `value` is in the set.
+    pub fn contains(&self, value: i64) -> bool {
+        self.0.iter().any(|&(lo, hi)| lo <= value && value <= hi)
+    }
+
+    /// Every `a + b` with `a` in the set and `b` in `[lo, hi]`.
+    pub fn plus(&self, (lo, hi): (i64, i64)) -> Self {
+        RangeSet::from_ranges(
+            self.0
+                .iter()
+                .map(|&(a, b)| (a.saturating_add(lo), b.saturating_add(hi)))
+                .collect(),
+        )
+    }
+
+    /// Every `a + b` with `a` in this set and `b` in `other`.
+    pub fn sum(&self, other: &RangeSet) -> Self {
+        let mut ranges = Vec::with_capacity(self.0.len() * other.0.len());
+        for &(a, b) in &self.0 {
+            for &(c, d) in &other.0 {
+                ranges.push((a.saturating_add(c), b.saturating_add(d)));
+            }
+        }
+        RangeSet::from_ranges(ranges)
+    }
+
+    /// Every `start + (sum of any subset of deltas)`, with `start` in `[lo, hi]`.
+    pub fn subset_sums((lo, hi): (i64, i64), deltas: impl IntoIterator<Item = i64>) -> Self {
+        let mut ranges = vec![(lo, hi)];
+        for delta in deltas {
+            let n = ranges.len();
+            for i in 0..n {
+                let (a, b) = ranges[i];
+                ranges.push((a.saturating_add(delta), b.saturating_add(delta)));
+            }
+            ranges = RangeSet::from_ranges(ranges).0;
+        }
+        RangeSet(ranges)
+    }
+
+    /// The set, and the set shifted by `delta`: the sums with an optional add of `delta`.
+    pub fn with_optional(&self, delta: i64) -> Self {
+        let mut ranges = self.0.clone();
+        ranges.extend(
+            self.0
+                .iter()
+                .map(|&(a, b)| (a.saturating_add(delta), b.saturating_add(delta))),
+        );
+        RangeSet::from_ranges(ranges)
+    }
+
+    /// Every value in either set.
+    pub fn union(sets: impl IntoIterator<Item = RangeSet>) -> Self {
+        RangeSet::from_ranges(sets.into_iter().flat_map(|s| s.0).collect())
+    }
+
+    /// The largest value `<= value`, and the smallest `>= value`.
+    pub fn neighbours(&self, value: i64) -> (Option<i64>, Option<i64>) {
+        let below = self
+            .0
+            .iter()
+            .rev()
+            .find(|r| r.0 <= value)
+            .map(|r| r.1.min(value));
+        let above = self
+            .0
+            .iter()
+            .find(|r| r.1 >= value)
+            .map(|r| r.0.max(value));
+        (below, above)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn overlapping_and_touching_ranges_merge() {
+        let set = RangeSet::from_ranges(vec![(5, 6), (0, 1), (2, 2), (9, 12), (10, 11)]);
+        assert_eq!(set.ranges(), &[(0, 2), (5, 6), (9, 12)]);
+        assert!(set.contains(6) && !set.contains(7) && !set.contains(13));
+        assert_eq!((set.min(), set.max()), (Some(0), Some(12)));
+    }
+
+    #[test]
+    fn neighbours_of_a_value_in_a_gap() {
+        let set = RangeSet::from_ranges(vec![(0, 1), (5, 6)]);
+        assert_eq!(set.neighbours(3), (Some(1), Some(5)));
+        assert_eq!(set.neighbours(5), (Some(5), Some(5)));
+        assert_eq!(set.neighbours(9), (Some(6), None));
+        assert_eq!(set.neighbours(-1), (None, Some(0)));
+    }
+
+    #[test]
+    fn optional_adds_of_three_leave_gaps() {
+        // Sums of any subset of {3, 3, -1}: 0, 3, 6, -1, 2, 5.
+        let set = RangeSet::single(0)
+            .with_optional(3)
+            .with_optional(3)
+            .with_optional(-1);
+        assert_eq!(set.ranges(), &[(-1, 0), (2, 3), (5, 6)]);
+        let both = set.sum(&RangeSet::from_ranges(vec![(0, 0), (10, 10)]));
+        assert_eq!(both.ranges(), &[(-1, 0), (2, 3), (5, 6), (9, 10), (12, 13), (15, 16)]);
+    }
+
+    #[test]
+    fn plus_shifts_and_widens_every_range() {
+        let set = RangeSet::from_ranges(vec![(0, 0), (5, 5)]).plus((-1, 1));
+        assert_eq!(set.ranges(), &[(-1, 1), (4, 6)]);
+    }
+
+    #[test]
+    fn too_many_ranges_merge_across_the_smallest_gap_and_only_grow() {
+        let ranges: Vec<(i64, i64)> = (0..20).map(|i| (i * 10, i * 10)).collect();
+        let mut wide = ranges.clone();
+        wide[3].1 = 38; // the gap between 38 and 40 is the smallest
+        let set = RangeSet::from_ranges(wide);
+        assert!(set.ranges().len() <= MAX_RANGES);
+        for (lo, _) in ranges {
+            assert!(set.contains(lo), "{lo} lost");
+        }
+        assert!(set.contains(39), "the smallest gap is the one filled first");
+    }
+}

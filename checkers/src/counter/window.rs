@@ -1,0 +1,237 @@
+//! One counter's history as the checker needs it: the settled past folded into a set of
+//! values, the ops still in play kept one by one.
+//!
+//! The past is *settled* up to an event `h` once nothing later can reorder it: every op that
+//! began by `h` has ended by `h` (or timed out, and then floats: it may take effect at any
+//! later time or never), no unfinished read began by `h`, and no add still in play began
+//! before a settled delete ended. The values the counter may hold just after `h` are then
+//! all a later read needs of that past, so memory stays proportional to the ops in flight.
+
+use super::ranges::RangeSet;
+use super::sweep::{self, Outcome};
+
+/// How an op of the window has ended, so far.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum End {
+    /// Some attempt is still running.
+    Open,
+    /// It took effect by this event.
+    At(u64),
+    /// It timed out: it may take effect any time after its invoke, or never.
+    Never,
+}
+
+impl End {
+    /// The event by which it took effect, if one is known.
+    pub fn at(self) -> Option<u64> {
+        match self {
+            End::At(b) => Some(b),
+            End::Open | End::Never => None,
+        }
+    }
+}
+
+/// An add or delete still in play, with all its attempts joined.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WindowOp {
+    /// Index of its first invoke.
+    pub id: u64,
+    /// The delta of an add; none for a delete.
+    pub delta: Option<i64>,
+    /// Event of its first invoke.
+    pub start: u64,
+    /// How it ended.
+    pub end: End,
+    /// It may not have taken effect even if it ended ok (it floated before a retry).
+    pub loose: bool,
+}
+
+/// What the sweep reads: the settled past and the ops in play.
+pub struct Frame<'a> {
+    /// Values the counter may hold at `floor` from the settled past.
+    pub base: &'a RangeSet,
+    /// Points at or after which ops of the window may take effect (doubled indices).
+    pub floor: u64,
+    /// The sums of floating adds: any subset of them may have taken effect.
+    pub floating: &'a RangeSet,
+    /// A delete timed out before `floor`: it may strike at any later point.
+    pub floating_delete: bool,
+    /// The ops in play.
+    pub ops: &'a [WindowOp],
+}
+
+/// One counter: its settled past and the ops in play.
+#[derive(Debug, Clone)]
+pub struct Timeline {
+    base: RangeSet,
+    floor: u64,
+    floating: Vec<(u64, i64)>,
+    floating_sums: RangeSet,
+    floating_delete: bool,
+    last_settled_delete: Option<u64>,
+    ops: Vec<WindowOp>,
+}
+
+impl Default for Timeline {
+    fn default() -> Self {
+        Timeline {
+            base: RangeSet::single(0),
+            floor: 0,
+            floating: Vec::new(),
+            floating_sums: RangeSet::single(0),
+            floating_delete: false,
+            last_settled_delete: None,
+            ops: Vec::new(),
+        }
+    }
+}
+
+impl Timeline {
+    fn frame(&self) -> Frame<'_> {
+        Frame {
+            base: &self.base,
+            floor: self.floor,
+            floating: &self.floating_sums,
+            floating_delete: self.floating_delete,
+            ops: &self.ops,
+        }
+    }
+
+    /// The values a read invoked at event `start` and ended at `end` may return.
+    /// (Ops invoked after the read ended take no part: the sweep leaves them out.)
+    pub fn allowed(&self, start: u64, end: u64) -> Vec<Outcome> {
+        sweep::allowed(&self.frame(), (2 * start + 1, 2 * end - 1))
+    }
+
+    /// The ids of the adds behind an outcome's lowest or highest value.
+    pub fn ops_behind(&self, outcome: &Outcome, highest: bool) -> Vec<u64> {
+        sweep::ops_behind(&self.frame(), outcome.choice, highest)
+    }
+
+    /// The values the counter may hold just before event `event`, counting ops still open.
+    pub fn values_before(&self, event: u64) -> RangeSet {
+        let point = (2 * event).saturating_sub(1).max(self.floor | 1);
+        sweep::values(&sweep::allowed(&self.frame(), (point, point)))
+    }
+
+    /// Whether an op of the window that began before `event` is still open.
+    pub fn open_before(&self, event: u64) -> bool {
+        self.ops.iter().any(|op| op.start < event && op.end == End::Open)
+    }
+
+    /// Adds an op that has just been invoked.
+    pub fn push(&mut self, op: WindowOp) {
+        self.ops.push(op);
+    }
+
+    /// Sets how op `id` ended; a failed op is dropped. Returns whether it was in the window.
+    pub fn set_end(&mut self, id: u64, end: Option<End>) -> bool {
+        let Some(at) = self.ops.iter().position(|op| op.id == id) else {
+            return false;
+        };
+        match end {
+            Some(end) => self.ops[at].end = end,
+            None => {
+                self.ops.remove(at);
+            }
+        }
+        true
+    }
+
+    /// Takes back a floating add that a retry brought into play again. It may have struck
+    /// before a delete the settled past holds, so it may count for nothing even if the
+    /// retry succeeds.
+    pub fn unfloat(&mut self, id: u64, delta: i64, start: u64) {
+        self.floating.retain(|(floating, _)| *floating != id);
+        self.refresh_floating_sums();
+        let loose = self.floating_delete || self.last_settled_delete.is_some_and(|b| b > start);
+        self.ops.push(WindowOp {
+            id,
+            delta: Some(delta),
+            start,
+            end: End::Open,
+            loose,
+        });
+    }
+
+    fn refresh_floating_sums(&mut self) {
+        let deltas = self.floating.iter().map(|(_, delta)| *delta);
+        self.floating_sums = deltas.fold(RangeSet::single(0), |sums, d| sums.with_optional(d));
+    }
+
+    /// Settles the past up to event `limit` at most, as far as the ops in play allow.
+    /// Returns the ids of adds that now float.
+    pub fn settle(&mut self, limit: u64) -> Vec<u64> {
+        let Some(h) = self.settle_point(limit) else {
+            return Vec::new();
+        };
+        let settles = |op: &WindowOp| match op.end {
+            End::At(b) => b <= h,
+            End::Never => op.start <= h && op.delta.is_none(),
+            End::Open => false,
+        };
+        let floats = |op: &WindowOp| op.end == End::Never && op.start <= h && op.delta.is_some();
+        if !self.ops.iter().any(|op| settles(op) || floats(op)) {
+            return Vec::new();
+        }
+        let settled: Vec<WindowOp> = self.ops.iter().filter(|op| settles(op)).cloned().collect();
+        let floated: Vec<WindowOp> = self.ops.iter().filter(|op| floats(op)).cloned().collect();
+        let point = 2 * h + 1;
+        if !settled.is_empty() {
+            let frame = Frame {
+                base: &self.base,
+                floor: self.floor,
+                floating: &RangeSet::single(0),
+                floating_delete: self.floating_delete,
+                ops: &settled,
+            };
+            self.base = sweep::values(&sweep::allowed(&frame, (point, point)));
+        }
+        for op in &floated {
+            self.floating.push((op.id, op.delta.unwrap_or(0)));
+            self.floating_sums = self.floating_sums.with_optional(op.delta.unwrap_or(0));
+        }
+        self.floating_delete |= settled.iter().any(|op| op.end == End::Never);
+        let deletes_ended = settled.iter().filter(|op| op.delta.is_none());
+        if let Some(b) = deletes_ended.filter_map(|op| op.end.at()).max() {
+            self.last_settled_delete = Some(b);
+        }
+        self.floor = point;
+        self.ops.retain(|op| !settles(op) && !floats(op));
+        floated.iter().map(|op| op.id).collect()
+    }
+
+    /// The latest event the past can be settled to, if later than the current floor.
+    fn settle_point(&self, limit: u64) -> Option<u64> {
+        let mut h = limit;
+        for op in self.ops.iter().filter(|op| op.delta.is_none()) {
+            if op.end == End::Open {
+                h = h.min(op.start.checked_sub(1)?);
+            }
+        }
+        loop {
+            let mut lowered = false;
+            let bound = h;
+            for delete in self.ops.iter().filter(|op| op.delta.is_none() && op.start <= bound) {
+                let Some(b) = delete.end.at() else { continue };
+                let add_in_play = |op: &WindowOp| {
+                    op.delta.is_some()
+                        && op.start < b
+                        && match op.end {
+                            End::Open => true,
+                            End::At(e) => e > h,
+                            End::Never => false,
+                        }
+                };
+                if b > h || self.ops.iter().any(add_in_play) {
+                    h = delete.start.checked_sub(1)?;
+                    lowered = true;
+                }
+            }
+            if !lowered {
+                break;
+            }
+        }
+        (2 * h + 1 > self.floor).then_some(h)
+    }
+}

@@ -1,0 +1,112 @@
+//! Resurrections: reads that brought back counts a definitely completed delete had removed.
+//!
+//! The counter checker decides which reads are resurrections (see `counter`); this module
+//! groups them: reads of the same counter after the same delete form one event.
+
+use crate::counter::ReadBounds;
+use crate::validity::Validity;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// How many events results.json lists.
+const EVENTS_KEPT: usize = 100;
+
+/// One counter that came back after one delete.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ResurrectionEvent {
+    /// The counter.
+    pub key: String,
+    /// Index of the delete's invoke.
+    pub delete: u64,
+    /// The most the counter could hold just before that delete.
+    pub deleted_count: i64,
+    /// Index of the first read that saw it back.
+    pub first_read: u64,
+    /// Index of the last such read.
+    pub last_read: u64,
+    /// Time of the first such read, ns.
+    pub first_time: u64,
+    /// Reads that saw it back.
+    pub reads: u64,
+    /// The nodes that served those reads.
+    pub nodes: Vec<String>,
+    /// The most of the pre-delete count one read brought back.
+    pub magnitude: i64,
+}
+
+/// The resurrection checker's verdict and figures, as results.json holds them.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ResurrectionResult {
+    /// Invalid when any counter came back.
+    pub valid: Validity,
+    /// Counter and delete pairs that came back.
+    pub events: u64,
+    /// Reads that saw a deleted count.
+    pub reads: u64,
+    /// The most one read brought back.
+    #[serde(default)]
+    pub max_magnitude: i64,
+    /// The events, worst first (at most 100).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub list: Vec<ResurrectionEvent>,
+}
+
+/// Groups resurrected reads into events.
+#[derive(Debug, Default)]
+pub struct Resurrections {
+    events: BTreeMap<(String, u64), ResurrectionEvent>,
+    reads: u64,
+}
+
+impl Resurrections {
+    /// Records that `read` brought back `magnitude` of the `deleted_count` the delete at
+    /// index `delete` removed.
+    pub fn record(&mut self, read: &ReadBounds, delete: u64, deleted_count: i64, magnitude: i64) {
+        self.reads += 1;
+        let event = self
+            .events
+            .entry((read.key.clone(), delete))
+            .or_insert_with(|| ResurrectionEvent {
+                key: read.key.clone(),
+                delete,
+                deleted_count,
+                first_read: read.index,
+                last_read: read.index,
+                first_time: read.time,
+                ..ResurrectionEvent::default()
+            });
+        event.reads += 1;
+        if read.index < event.first_read {
+            event.first_read = read.index;
+            event.first_time = read.time;
+        }
+        event.last_read = event.last_read.max(read.index);
+        event.magnitude = event.magnitude.max(magnitude);
+        if let Some(node) = &read.node {
+            if !event.nodes.contains(node) {
+                event.nodes.push(node.clone());
+                event.nodes.sort();
+            }
+        }
+    }
+
+    /// The verdict and the events, worst first.
+    pub fn finish(self) -> ResurrectionResult {
+        let mut list: Vec<ResurrectionEvent> = self.events.into_values().collect();
+        let max_magnitude = list.iter().map(|e| e.magnitude).max().unwrap_or(0);
+        let events = list.len() as u64;
+        list.sort_by_key(|e| (std::cmp::Reverse(e.magnitude), e.first_read));
+        list.truncate(EVENTS_KEPT);
+        ResurrectionResult {
+            valid: if events == 0 {
+                Validity::Valid
+            } else {
+                Validity::Invalid
+            },
+            events,
+            reads: self.reads,
+            max_magnitude,
+            list,
+        }
+    }
+}

@@ -1,0 +1,369 @@
+//! The counter checker against brute force: small random histories of an ideal counter with
+//! deletes, timeouts, failures and ops that never complete. Every legal order of each history
+//! is enumerated; the checker must allow every value some order gives a read (soundness) and,
+//! when the exact set is cheap (deltas ±1, no timed-out delete), nothing else (tightness).
+
+use checkers::counter::{CounterChecker, ReadBounds};
+use checkers::{Op, OpType, Process, F};
+use proptest::prelude::*;
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use serde_json::{json, Value};
+use std::collections::{BTreeSet, HashSet};
+
+/// What the generator may use.
+#[derive(Debug, Clone, Copy)]
+pub struct Shape {
+    /// Largest |delta| of an add.
+    pub max_delta: i64,
+    /// Deletes may time out.
+    pub info_deletes: bool,
+    /// Events to generate, at most.
+    pub events: usize,
+}
+
+/// Deltas ±1 and no timed-out delete: the checker's answer must be exact.
+pub const EXACT: Shape = Shape {
+    max_delta: 1,
+    info_deletes: false,
+    events: 32,
+};
+
+/// Any deltas, deletes that time out too: the checker's answer must contain the truth.
+pub const GENERAL: Shape = Shape {
+    max_delta: 3,
+    info_deletes: true,
+    events: 32,
+};
+
+/// Deltas up to 3, deletes always complete.
+pub const LARGE_DELTAS: Shape = Shape {
+    max_delta: 3,
+    info_deletes: false,
+    events: 32,
+};
+
+/// An op of a generated history as the brute force sees it.
+#[derive(Debug, Clone)]
+struct Interval {
+    invoke: usize,
+    /// Index of an ok completion; none when it may take effect any time or never.
+    complete: Option<usize>,
+    /// Whether it must take effect.
+    mandatory: bool,
+    /// Delta of an add; none for a delete.
+    delta: Option<i64>,
+}
+
+/// Runs an ideal counter on `c/x` under a random interleaving of three clients: every op
+/// takes effect (or not) at a random point between its invoke and its completion, so every
+/// read returns a value some legal order gives.
+pub fn ideal_history(seed: u64, shape: Shape) -> Vec<Op> {
+    let mut rng = StdRng::seed_from_u64(seed);
+    let mut ops: Vec<Op> = Vec::new();
+    let mut counter: Option<i64> = None;
+    // Per client: (f, delta, took effect yet, read value) of the op in flight.
+    let mut in_flight: Vec<Option<(F, i64, bool, Option<i64>)>> = vec![None; 3];
+    let mut ids: Vec<u64> = vec![0, 1, 2];
+    let mut next_id = 3;
+    let push = |ops: &mut Vec<Op>, p: u64, kind, f: F, key: &str, value| {
+        let mut op = Op::new(Process::Client(p), kind, f, Some(key.into()), value);
+        op.index = ops.len() as u64;
+        op.time = op.index * 1_000;
+        ops.push(op);
+    };
+    while ops.len() < shape.events {
+        let p = rng.gen_range(0..3);
+        match in_flight[p].take() {
+            None => {
+                let (f, delta) = match rng.gen_range(0..10) {
+                    0..=3 => (F::Add, nonzero_delta(&mut rng, shape.max_delta)),
+                    4..=5 => (F::Delete, 0),
+                    _ => (F::Read, 0),
+                };
+                let key = if f == F::Delete && rng.gen_bool(0.3) { "c" } else { "c/x" };
+                let value = if f == F::Add { json!(delta) } else { Value::Null };
+                push(&mut ops, ids[p], OpType::Invoke, f.clone(), key, value);
+                in_flight[p] = Some((f, delta, false, None));
+            }
+            Some((f, delta, false, _)) if rng.gen_bool(0.5) => {
+                // Take effect now: a timed-out or never-completing op may also never do so,
+                // and a failing one never does.
+                let read = match f {
+                    F::Add => {
+                        counter = Some(counter.unwrap_or(0) + delta);
+                        None
+                    }
+                    F::Delete => {
+                        counter = None;
+                        None
+                    }
+                    _ => counter,
+                };
+                in_flight[p] = Some((f, delta, true, read));
+            }
+            Some((f, delta, took_effect, read)) => {
+                let key = ops
+                    .iter()
+                    .rev()
+                    .find(|o| o.process == Process::Client(ids[p]))
+                    .and_then(|o| o.key.clone())
+                    .unwrap_or_default();
+                let outcome = match (&f, took_effect) {
+                    (F::Read, true) => OpType::Ok,
+                    (F::Read, false) => {
+                        in_flight[p] = Some((f, delta, false, None));
+                        continue;
+                    }
+                    (F::Delete, true) if !shape.info_deletes => OpType::Ok,
+                    (F::Delete, false) if !shape.info_deletes => {
+                        if rng.gen_bool(0.5) {
+                            OpType::Fail
+                        } else {
+                            in_flight[p] = Some((f, delta, false, None));
+                            continue;
+                        }
+                    }
+                    (_, true) => [OpType::Ok, OpType::Info][rng.gen_range(0..2)],
+                    (_, false) => [OpType::Fail, OpType::Info][rng.gen_range(0..2)],
+                };
+                let value = match f {
+                    F::Add => json!(delta),
+                    F::Read => json!(read),
+                    _ => Value::Null,
+                };
+                push(&mut ops, ids[p], outcome, f, &key, value);
+                if outcome == OpType::Info {
+                    ids[p] = next_id;
+                    next_id += 1;
+                }
+            }
+        }
+    }
+    ops
+}
+
+fn nonzero_delta(rng: &mut StdRng, max: i64) -> i64 {
+    let magnitude = rng.gen_range(1..=max);
+    if rng.gen_bool(0.35) {
+        -magnitude
+    } else {
+        magnitude
+    }
+}
+
+/// The adds and deletes of a history and the read whose invoke is at `read`.
+fn intervals(ops: &[Op], read: usize) -> (Vec<Interval>, Interval) {
+    let mut changes = Vec::new();
+    let mut target = None;
+    for (i, op) in ops.iter().enumerate() {
+        if op.kind != OpType::Invoke {
+            continue;
+        }
+        let completion = ops[i + 1..].iter().position(|o| o.process == op.process);
+        let completion = completion.map(|at| (i + 1 + at, ops[i + 1 + at].kind));
+        let ok_at = completion.filter(|c| c.1 == OpType::Ok).map(|c| c.0);
+        let interval = |delta| Interval {
+            invoke: i,
+            complete: ok_at,
+            mandatory: ok_at.is_some(),
+            delta,
+        };
+        match op.f {
+            F::Add if completion.is_none_or(|c| c.1 != OpType::Fail) => {
+                changes.push(interval(op.delta()))
+            }
+            F::Delete if completion.is_none_or(|c| c.1 != OpType::Fail) => {
+                changes.push(interval(None))
+            }
+            F::Read if i == read => target = Some(interval(None)),
+            _ => {}
+        }
+    }
+    (changes, target.expect("the read is in the history"))
+}
+
+/// Every count some legal order of the history gives the read invoked at `read`.
+pub fn brute_force(ops: &[Op], read: usize) -> BTreeSet<i64> {
+    let (changes, target) = intervals(ops, read);
+    let mut all = changes.clone();
+    all.push(target);
+    let read_at = all.len() - 1;
+    let mut seen = HashSet::new();
+    let mut values = BTreeSet::new();
+    explore(&all, read_at, 0, None, &mut seen, &mut values);
+    values
+}
+
+fn explore(
+    all: &[Interval],
+    read_at: usize,
+    placed: u64,
+    value: Option<i64>,
+    seen: &mut HashSet<(u64, Option<i64>)>,
+    values: &mut BTreeSet<i64>,
+) {
+    if !seen.insert((placed, value)) {
+        return;
+    }
+    for (x, op) in all.iter().enumerate() {
+        if placed & (1 << x) != 0 {
+            continue;
+        }
+        // Every mandatory op that completed before x began must already be placed.
+        let ready = all.iter().enumerate().all(|(y, other)| {
+            placed & (1 << y) != 0
+                || !other.mandatory
+                || other.complete.is_none_or(|done| done > op.invoke)
+        });
+        if !ready {
+            continue;
+        }
+        if x == read_at {
+            values.insert(value.unwrap_or(0));
+            continue;
+        }
+        let next = match op.delta {
+            Some(delta) => Some(value.unwrap_or(0) + delta),
+            None => None,
+        };
+        explore(all, read_at, placed | (1 << x), next, seen, values);
+    }
+}
+
+/// Invoke indices of the history's reads that completed ok.
+pub fn ok_reads(ops: &[Op]) -> Vec<usize> {
+    ops.iter()
+        .enumerate()
+        .filter(|(_, op)| op.f == F::Read && op.kind == OpType::Invoke)
+        .filter(|(i, op)| {
+            ops[i + 1..]
+                .iter()
+                .find(|o| o.process == op.process)
+                .is_some_and(|o| o.kind == OpType::Ok)
+        })
+        .map(|(i, _)| i)
+        .collect()
+}
+
+/// The checker's bounds for the read invoked at `read`, with that read returning `value`.
+pub fn checked_read(ops: &[Op], read: usize, value: i64) -> ReadBounds {
+    let mut ops = ops.to_vec();
+    let completion = ops[read + 1..]
+        .iter()
+        .position(|o| o.process == ops[read].process)
+        .map(|at| read + 1 + at)
+        .expect("an ok read");
+    ops[completion].value = json!(value);
+    let mut checker = CounterChecker::keeping_reads();
+    ops.iter().for_each(|op| checker.observe(op));
+    checker
+        .finish()
+        .read_bounds
+        .into_iter()
+        .find(|r| r.invoke_index == read as u64)
+        .expect("the read was judged")
+}
+
+/// The values the checker allows the read invoked at `read`.
+fn checker_allows(ops: &[Op], read: usize) -> BTreeSet<i64> {
+    let bounds = checked_read(ops, read, 0);
+    let allowed = bounds.allowed_values();
+    (bounds.lower..=bounds.upper)
+        .filter(|v| allowed.contains(*v))
+        .collect()
+}
+
+/// How many cases a property runs: `COUNTER_CASES` for a longer run.
+fn cases(default: u32) -> u32 {
+    std::env::var("COUNTER_CASES")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(default)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(cases(300)))]
+
+    #[test]
+    fn ideal_histories_with_deletes_are_never_accused(seed in any::<u64>(), exact in any::<bool>()) {
+        let ops = ideal_history(seed, if exact { EXACT } else { GENERAL });
+        let mut checker = CounterChecker::new();
+        ops.iter().for_each(|op| checker.observe(op));
+        let result = checker.finish();
+        prop_assert!(
+            result.errors.is_empty() && result.resurrection.events == 0,
+            "accused {:?} in {:#?}", result.errors, ops
+        );
+    }
+
+    #[test]
+    fn the_checker_allows_exactly_what_some_order_allows_when_that_is_cheap(seed in any::<u64>()) {
+        let ops = ideal_history(seed, EXACT);
+        for read in ok_reads(&ops) {
+            let truth = brute_force(&ops, read);
+            let allowed = checker_allows(&ops, read);
+            prop_assert_eq!(&allowed, &truth, "read {} of {:#?}", read, ops);
+        }
+    }
+
+    #[test]
+    fn the_checker_never_flags_a_value_some_order_allows(seed in any::<u64>()) {
+        let ops = ideal_history(seed, GENERAL);
+        for read in ok_reads(&ops) {
+            let truth = brute_force(&ops, read);
+            let allowed = checker_allows(&ops, read);
+            prop_assert!(truth.is_subset(&allowed), "read {} allows {:?}, checker {:?} in {:#?}", read, truth, allowed, ops);
+        }
+    }
+}
+
+#[test]
+fn an_altered_read_is_flagged_by_exactly_its_distance_from_the_truth() {
+    // Every value from 4 below the lowest true value to 4 above the highest, for every read
+    // of 200 exact-shape histories: flagged iff no order allows it, by the distance to the
+    // nearest value an order allows.
+    for seed in 0..200 {
+        let ops = ideal_history(seed, EXACT);
+        for read in ok_reads(&ops) {
+            let truth = brute_force(&ops, read);
+            let (lo, hi) = (*truth.first().expect("some order"), *truth.last().expect("some order"));
+            for value in lo - 4..=hi + 4 {
+                let bounds = checked_read(&ops, read, value);
+                let distance = truth.iter().map(|t| (t - value).abs()).min().expect("some order");
+                let error = bounds.error().map_or(0, |e| e.0);
+                assert_eq!(error, distance, "seed {seed}, read {read} returning {value}");
+            }
+        }
+    }
+}
+
+/// How often the checker lets through a value no order allows, on general histories.
+/// Run with `cargo test -p checkers --release -- --ignored tightness --nocapture`.
+#[test]
+#[ignore]
+fn tightness_on_general_histories() {
+    let n = cases(20_000) as u64;
+    for (name, shape) in [("deltas up to 3", LARGE_DELTAS), ("and timed-out deletes", GENERAL)] {
+        let (mut reads, mut loose_reads, mut extra_values, mut true_values) = (0u64, 0, 0, 0);
+        for seed in 0..n {
+            let ops = ideal_history(seed, shape);
+            for read in ok_reads(&ops) {
+                let truth = brute_force(&ops, read);
+                let allowed = checker_allows(&ops, read);
+                assert!(truth.is_subset(&allowed), "unsound at seed {seed}, read {read}");
+                reads += 1;
+                true_values += truth.len() as u64;
+                let extra = allowed.len() as u64 - truth.len() as u64;
+                extra_values += extra;
+                loose_reads += u64::from(extra > 0);
+            }
+        }
+        println!(
+            "{name}: {n} histories, {reads} reads: {loose_reads} reads ({:.2}%) allow a value no \
+             order gives; {extra_values} such values against {true_values} true ones ({:.2}%)",
+            100.0 * loose_reads as f64 / reads.max(1) as f64,
+            100.0 * extra_values as f64 / true_values.max(1) as f64,
+        );
+    }
+}
