@@ -1,5 +1,6 @@
 //! Checking a history offline: read it, run every checker, and write results.json.
 
+use crate::oracle_dumps::read_truth;
 use crate::report::linear_page;
 use crate::workload::WorkloadError;
 use checkers::history::{read_jsonl, HistoryError, JsonlReader};
@@ -122,6 +123,10 @@ pub fn analyse(target: &Target, keep_reads: bool) -> anyhow::Result<Results> {
         keep_reads,
         linearizable: Some(run_lin_options()),
         tombstones,
+        oracle: match &target.run_dir {
+            Some(dir) => read_truth(dir).map_err(|e| BadInput::Usage(format!("{e:#}")))?,
+            None => None,
+        },
     };
     let mut reader = JsonlReader::open(&target.history).map_err(BadInput::from)?;
     let mut results = check(reader.by_ref(), &options).map_err(BadInput::from)?;

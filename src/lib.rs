@@ -7,6 +7,7 @@ pub mod cluster;
 pub mod driver;
 pub mod node;
 pub mod offline;
+pub mod oracle_dumps;
 pub mod report;
 pub mod run;
 pub mod run_folder;

@@ -71,7 +71,11 @@ impl Generator {
             _ => OpType::Ok,
         };
         let key = format!("k/{key}");
-        let value = if f == F::Add { json!(delta) } else { Value::Null };
+        let value = if f == F::Add {
+            json!(delta)
+        } else {
+            Value::Null
+        };
         let op = self.op(client, OpType::Invoke, f.clone(), &key, value);
         self.in_flight[client] = Some(InFlight {
             f,
@@ -151,7 +155,12 @@ fn main() {
             peak as f64 / 1e6
         );
     };
-    row("generate only (baseline)", base_time, base_peak, String::new());
+    row(
+        "generate only (baseline)",
+        base_time,
+        base_peak,
+        String::new(),
+    );
     let (result, time, peak) = measure(|| {
         let mut checker = CounterChecker::new();
         Generator::new(ops).for_each(|op| checker.observe(&op));
@@ -166,9 +175,8 @@ fn main() {
         result.resurrection.reads
     );
     row("generate + counter checker", time, peak, verdict);
-    let (result, time, peak) = measure(|| {
-        results::check(Generator::new(ops).map(Ok), &CheckOptions::default())
-    });
+    let (result, time, peak) =
+        measure(|| results::check(Generator::new(ops).map(Ok), &CheckOptions::default()));
     let verdict = match result {
         Ok(r) => format!("{:?}", r.valid),
         Err(e) => e.to_string(),

@@ -2,10 +2,12 @@
 //! checkers that judge counter histories. No async runtime, no HTTP, no plotting.
 
 pub mod builder;
+pub mod convergence;
 pub mod counter;
 pub mod history;
 pub mod linear;
 pub mod op;
+pub mod oracle;
 pub mod results;
 pub mod resurrection;
 pub mod stats;

@@ -1,13 +1,17 @@
 //! The results document: every checker run over one history, combined into one verdict.
 
+use crate::convergence::{ConvergenceChecker, ConvergenceResult};
 use crate::counter::{CounterChecker, CounterResult};
 use crate::history::HistoryError;
 use crate::linear::{self, LinOptions, LinResult, ModelKind};
 use crate::op::Op;
+use crate::oracle::{self, OracleResult};
+use crate::resurrection::ResurrectionResult;
 use crate::stats::{StatsChecker, StatsResult};
 use crate::tombstones::{Thresholds, TombstoneChecker, TombstonesResult};
 use crate::validity::Validity;
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 
 /// What the caller knows about the run that the history itself does not say.
 #[derive(Debug, Clone, Default)]
@@ -22,6 +26,17 @@ pub struct CheckOptions {
     pub linearizable: Option<LinOptions>,
     /// The tombstone thresholds the run's nodes used.
     pub tombstones: Thresholds,
+    /// The nodes' own final state, to cross-check the counter checker against.
+    pub oracle: Option<Truth>,
+}
+
+/// What the nodes held when the run ended: counter → node → value.
+#[derive(Debug, Clone, Default)]
+pub struct Truth {
+    /// Nodes whose dumps were read.
+    pub nodes: u64,
+    /// Each counter's value on each node that holds it.
+    pub values: BTreeMap<String, BTreeMap<String, Option<i64>>>,
 }
 
 /// Every checker's result, keyed as in results.json.
@@ -29,6 +44,9 @@ pub struct CheckOptions {
 pub struct Checkers {
     /// Under- and overcount bounds for every read.
     pub counter: CounterResult,
+    /// Reads that brought back counts from before a delete.
+    #[serde(default)]
+    pub resurrection: ResurrectionResult,
     /// Outcome counts.
     pub stats: StatsResult,
     /// Tombstones reads went over.
@@ -37,6 +55,30 @@ pub struct Checkers {
     /// Linearizability against the ideal counter, when asked for.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub linearizable: Option<LinResult>,
+    /// Whether the final reads agree, when the history has them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub convergence: Option<ConvergenceResult>,
+    /// The nodes' true final values against the counter checker, when they were dumped.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub oracle: Option<OracleResult>,
+}
+
+impl Checkers {
+    /// Any invalid checker wins, then any unknown.
+    pub fn verdict(&self) -> Validity {
+        [
+            Some(self.counter.valid),
+            Some(self.resurrection.valid),
+            Some(self.stats.valid),
+            Some(self.tombstones.valid),
+            self.linearizable.as_ref().map(|c| c.valid),
+            self.convergence.as_ref().map(|c| c.valid),
+            self.oracle.as_ref().map(|c| c.valid),
+        ]
+        .into_iter()
+        .flatten()
+        .fold(Validity::Valid, Validity::combine)
+    }
 }
 
 /// The document written to results.json.
@@ -70,6 +112,7 @@ pub fn check(
         CounterChecker::new()
     };
     let mut stats = StatsChecker::new();
+    let mut convergence = ConvergenceChecker::new();
     let mut tombstones = TombstoneChecker::new(options.tombstones);
     let mut kept = Vec::new();
     let mut count = 0;
@@ -78,6 +121,7 @@ pub fn check(
         counter.observe(&op);
         stats.observe(&op);
         tombstones.observe(&op);
+        convergence.observe(&op);
         if options.linearizable.is_some() {
             kept.push(op);
         }
@@ -91,22 +135,25 @@ pub fn check(
             ..LinResult::default()
         })
     });
+    let mut counter = counter.finish();
+    let resurrection = std::mem::take(&mut counter.resurrection);
+    let final_read = convergence.keys();
+    let convergence = convergence.finish(&counter.final_values);
+    let oracle = options
+        .oracle
+        .as_ref()
+        .map(|truth| oracle::cross_check(&truth.values, truth.nodes, &counter, &final_read));
     let checkers = Checkers {
-        counter: counter.finish(),
+        counter,
+        resurrection,
         stats: stats.finish(),
         tombstones: tombstones.finish(),
         linearizable,
+        convergence,
+        oracle,
     };
-    let lin_valid = checkers
-        .linearizable
-        .as_ref()
-        .map_or(Validity::Valid, |l| l.valid);
     Ok(Results {
-        valid: checkers
-            .counter
-            .valid
-            .combine(checkers.stats.valid)
-            .combine(lin_valid),
+        valid: checkers.verdict(),
         workload: options.workload.clone(),
         seed: options.seed,
         ops: count,

@@ -18,7 +18,7 @@ pub struct ResurrectionEvent {
     pub key: String,
     /// Index of the delete's invoke.
     pub delete: u64,
-    /// The most the counter could hold just before that delete.
+    /// The most that delete and the earlier ones remembered (up to 8) could have removed.
     pub deleted_count: i64,
     /// Index of the first read that saw it back.
     pub first_read: u64,

@@ -81,8 +81,16 @@ pub fn ideal_history(seed: u64, shape: Shape) -> Vec<Op> {
                     4..=5 => (F::Delete, 0),
                     _ => (F::Read, 0),
                 };
-                let key = if f == F::Delete && rng.gen_bool(0.3) { "c" } else { "c/x" };
-                let value = if f == F::Add { json!(delta) } else { Value::Null };
+                let key = if f == F::Delete && rng.gen_bool(0.3) {
+                    "c"
+                } else {
+                    "c/x"
+                };
+                let value = if f == F::Add {
+                    json!(delta)
+                } else {
+                    Value::Null
+                };
                 push(&mut ops, ids[p], OpType::Invoke, f.clone(), key, value);
                 in_flight[p] = Some((f, delta, false, None));
             }
@@ -327,12 +335,22 @@ fn an_altered_read_is_flagged_by_exactly_its_distance_from_the_truth() {
         let ops = ideal_history(seed, EXACT);
         for read in ok_reads(&ops) {
             let truth = brute_force(&ops, read);
-            let (lo, hi) = (*truth.first().expect("some order"), *truth.last().expect("some order"));
+            let (lo, hi) = (
+                *truth.first().expect("some order"),
+                *truth.last().expect("some order"),
+            );
             for value in lo - 4..=hi + 4 {
                 let bounds = checked_read(&ops, read, value);
-                let distance = truth.iter().map(|t| (t - value).abs()).min().expect("some order");
+                let distance = truth
+                    .iter()
+                    .map(|t| (t - value).abs())
+                    .min()
+                    .expect("some order");
                 let error = bounds.error().map_or(0, |e| e.0);
-                assert_eq!(error, distance, "seed {seed}, read {read} returning {value}");
+                assert_eq!(
+                    error, distance,
+                    "seed {seed}, read {read} returning {value}"
+                );
             }
         }
     }
@@ -344,14 +362,20 @@ fn an_altered_read_is_flagged_by_exactly_its_distance_from_the_truth() {
 #[ignore]
 fn tightness_on_general_histories() {
     let n = cases(20_000) as u64;
-    for (name, shape) in [("deltas up to 3", LARGE_DELTAS), ("and timed-out deletes", GENERAL)] {
+    for (name, shape) in [
+        ("deltas up to 3", LARGE_DELTAS),
+        ("and timed-out deletes", GENERAL),
+    ] {
         let (mut reads, mut loose_reads, mut extra_values, mut true_values) = (0u64, 0, 0, 0);
         for seed in 0..n {
             let ops = ideal_history(seed, shape);
             for read in ok_reads(&ops) {
                 let truth = brute_force(&ops, read);
                 let allowed = checker_allows(&ops, read);
-                assert!(truth.is_subset(&allowed), "unsound at seed {seed}, read {read}");
+                assert!(
+                    truth.is_subset(&allowed),
+                    "unsound at seed {seed}, read {read}"
+                );
                 reads += 1;
                 true_values += truth.len() as u64;
                 let extra = allowed.len() as u64 - truth.len() as u64;

@@ -159,7 +159,19 @@ async fn set_config(
 async fn oracle(State(node): Shared) -> Json<Value> {
     let now = node.now();
     let mut oracle = node.store().oracle(now);
-    oracle["mode"] = json!(node.settings().mode);
+    let mode = node.settings().mode;
+    // Each counter's value as a read served from this node alone would see it.
+    let values: std::collections::BTreeMap<String, Option<i64>> = match mode {
+        crate::node::settings::Mode::Ravendb => (node.raven().counters().iter())
+            .map(|(key, counter)| (key.clone(), counter.value()))
+            .collect(),
+        crate::node::settings::Mode::Cassandra => (oracle["counters"].as_object().into_iter())
+            .flatten()
+            .map(|(key, counter)| (key.clone(), counter["value"].as_i64()))
+            .collect(),
+    };
+    oracle["mode"] = json!(mode);
+    oracle["values"] = json!(values);
     oracle["raven"] = json!(node.raven().counters());
     Json(oracle)
 }

@@ -645,7 +645,7 @@ mod tests {
             value: Some(value),
             lower,
             upper,
-            node: None,
+            ..ReadBounds::default()
         }
     }
 

@@ -1,5 +1,6 @@
 //! The short console summary of a checked history: the verdict and the figures behind it.
 
+use checkers::counter::Direction;
 use checkers::linear::LinResult;
 use checkers::Results;
 use std::fmt::Write;
@@ -11,7 +12,6 @@ const WORST_SHOWN: usize = 5;
 /// Renders the summary printed after a run and by `checker check`.
 pub fn render(results: &Results, run_dir: Option<&Path>) -> String {
     let mut out = String::new();
-    let counter = &results.checkers.counter;
     let stats = &results.checkers.stats;
     let _ = writeln!(
         out,
@@ -28,43 +28,7 @@ pub fn render(results: &Results, run_dir: Option<&Path>) -> String {
             .unwrap_or_default(),
         ops = results.ops,
     );
-    let _ = writeln!(
-        out,
-        "  counter  {}: {} reads checked; overcount {} reads (max {}, sum {}); undercount {} reads (max {}, sum {}){}",
-        counter.valid.word().to_lowercase(),
-        counter.reads,
-        counter.overcount.reads,
-        counter.overcount.max,
-        counter.overcount.sum,
-        counter.undercount.reads,
-        counter.undercount.max,
-        counter.undercount.sum,
-        if counter.unchecked_reads > 0 {
-            format!("; {} reads not judged (after deletes)", counter.unchecked_reads)
-        } else {
-            String::new()
-        }
-    );
-    for read in counter.errors.iter().take(WORST_SHOWN) {
-        let (word, by) = if read.overcount() > 0 {
-            ("over", read.overcount())
-        } else {
-            ("under", read.undercount())
-        };
-        let _ = writeln!(
-            out,
-            "    read at index {} of {} returned {} (allowed {}..={}): {word}count by {by}{}",
-            read.index,
-            read.key,
-            read.value.map_or("null".to_string(), |v| v.to_string()),
-            read.lower,
-            read.upper,
-            read.node
-                .as_deref()
-                .map(|n| format!(", served by {n}"))
-                .unwrap_or_default(),
-        );
-    }
+    counter_lines(&mut out, results);
     let outcomes: Vec<String> = stats
         .by_f
         .iter()
@@ -101,6 +65,8 @@ pub fn render(results: &Results, run_dir: Option<&Path>) -> String {
                 .unwrap_or_default(),
         );
     }
+    availability_line(&mut out, stats);
+    convergence_lines(&mut out, results);
     if let Some(lin) = &results.checkers.linearizable {
         let page = run_dir.map(|d| d.join(crate::analysis::LIN_PAGE));
         lin_lines(&mut out, lin, page.as_deref().filter(|p| p.is_file()));
@@ -109,9 +75,197 @@ pub fn render(results: &Results, run_dir: Option<&Path>) -> String {
         let _ = writeln!(out, "  warning: {warning}");
     }
     if let Some(dir) = run_dir {
-        let _ = writeln!(out, "  run folder: {}", dir.display());
+        let _ = writeln!(
+            out,
+            "  run folder: {} (every figure and the worst reads in results.json)",
+            dir.display()
+        );
     }
     out
+}
+
+fn counter_lines(out: &mut String, results: &Results) {
+    let counter = &results.checkers.counter;
+    let relative = |m: &checkers::counter::Magnitude| {
+        if m.reads > 0 {
+            format!(", worst {:.1}% of its bound", 100.0 * m.max_relative)
+        } else {
+            String::new()
+        }
+    };
+    let _ = writeln!(
+        out,
+        "  counter  {}: {} reads checked against {} increments; overcount {} reads (max {}, sum {}{}); undercount {} reads (max {}, sum {}{}){}",
+        counter.valid.word().to_lowercase(),
+        counter.reads,
+        counter.increments,
+        counter.overcount.reads,
+        counter.overcount.max,
+        counter.overcount.sum,
+        relative(&counter.overcount),
+        counter.undercount.reads,
+        counter.undercount.max,
+        counter.undercount.sum,
+        relative(&counter.undercount),
+        if counter.unchecked_reads > 0 {
+            format!("; {} reads not judged (not a number)", counter.unchecked_reads)
+        } else {
+            String::new()
+        }
+    );
+    for read in counter
+        .errors
+        .iter()
+        .filter(|r| !r.resurrection)
+        .take(WORST_SHOWN)
+    {
+        let Some((by, direction, _)) = read.error() else {
+            continue;
+        };
+        let word = match direction {
+            Direction::Over => "over",
+            Direction::Under => "under",
+        };
+        let _ = writeln!(
+            out,
+            "    read at index {} of {} returned {} (allowed {}): {word}count by {by}{}{}",
+            read.index,
+            read.key,
+            read.value.map_or("null".to_string(), |v| v.to_string()),
+            allowed(read),
+            read.node
+                .as_deref()
+                .map(|n| format!(", served by {n}"))
+                .unwrap_or_default(),
+            bound_ops(read),
+        );
+    }
+    let r = &results.checkers.resurrection;
+    let _ = writeln!(
+        out,
+        "  resurrection {}: {} counters came back after a delete, seen by {} reads{}",
+        r.valid.word().to_lowercase(),
+        r.events,
+        r.reads,
+        if r.events > 0 {
+            format!(", at most {} of the deleted count", r.max_magnitude)
+        } else {
+            String::new()
+        }
+    );
+    for event in r.list.iter().take(WORST_SHOWN) {
+        let _ = writeln!(
+            out,
+            "    {} deleted at index {} (up to {} deleted by then): {} back in {} reads, indices {}..={}, served by {}",
+            event.key,
+            event.delete,
+            event.deleted_count,
+            event.magnitude,
+            event.reads,
+            event.first_read,
+            event.last_read,
+            if event.nodes.is_empty() { "?".to_string() } else { event.nodes.join(", ") },
+        );
+    }
+}
+
+/// The values a read was allowed, as `a..=b` ranges.
+fn allowed(read: &checkers::counter::ReadBounds) -> String {
+    let ranges: Vec<String> = (read.allowed_values().ranges().iter())
+        .map(|(lo, hi)| {
+            if lo == hi {
+                lo.to_string()
+            } else {
+                format!("{lo}..={hi}")
+            }
+        })
+        .collect();
+    ranges.join(" or ")
+}
+
+/// The ops behind the bound a read broke, and the delete before it.
+fn bound_ops(read: &checkers::counter::ReadBounds) -> String {
+    let mut out = String::new();
+    if !read.bound_ops.is_empty() {
+        let shown: Vec<String> = read.bound_ops.iter().take(8).map(u64::to_string).collect();
+        let more = read.bound_ops.len().saturating_sub(8);
+        let more = if more > 0 {
+            format!(" and {more} more")
+        } else {
+            String::new()
+        };
+        out += &format!(
+            "; bound set by the adds invoked at {}{more}",
+            shown.join(", ")
+        );
+    }
+    if let Some(delete) = read.after_delete {
+        out += &format!("; after the delete invoked at {delete}");
+    }
+    out
+}
+
+fn availability_line(out: &mut String, stats: &checkers::stats::StatsResult) {
+    if stats.faults.is_empty() {
+        return;
+    }
+    let mut per_kind: std::collections::BTreeMap<&str, (u64, u64, usize)> = Default::default();
+    for window in &stats.faults {
+        let entry = per_kind.entry(window.fault.as_str()).or_default();
+        let c = window.clients;
+        entry.0 += c.ok;
+        entry.1 += c.ok + c.fail + c.info;
+        entry.2 += 1;
+    }
+    let share = |ok: u64, done: u64| 100.0 * ok as f64 / done.max(1) as f64;
+    let kinds: Vec<String> = (per_kind.iter())
+        .map(|(kind, (ok, done, n))| format!("{kind} {:.1}% ({n}×)", share(*ok, *done)))
+        .collect();
+    let healthy = stats.availability_healthy;
+    let _ = writeln!(
+        out,
+        "  availability  ok share while healthy {:.1}% · {}",
+        100.0 * healthy.share_ok,
+        kinds.join(" · ")
+    );
+}
+
+fn convergence_lines(out: &mut String, results: &Results) {
+    if let Some(c) = &results.checkers.convergence {
+        let _ = writeln!(
+            out,
+            "  convergence {}: {} counters read from every node after the heal; {} disagree, {} agree out of bounds{}",
+            c.valid.word().to_lowercase(),
+            c.keys,
+            c.disagreeing,
+            c.out_of_bounds,
+            if c.unanswered > 0 { format!(", {} unanswered", c.unanswered) } else { String::new() },
+        );
+        for example in c.examples.iter().take(WORST_SHOWN) {
+            let values: Vec<String> = (example.values.iter())
+                .map(|(node, v)| format!("{node}={}", v.map_or("null".into(), |v| v.to_string())))
+                .collect();
+            let _ = writeln!(out, "    {}: {}", example.key, values.join(" "));
+        }
+    }
+    if let Some(o) = &results.checkers.oracle {
+        let _ = writeln!(
+            out,
+            "  oracle   {}: {} counters on {} nodes; {} hold a value outside the final bounds, {} of them unflagged{}",
+            o.valid.word().to_lowercase(),
+            o.keys,
+            o.nodes,
+            o.outside_bounds,
+            o.unflagged,
+            if o.nodes_disagree > 0 { format!("; {} held differently by different nodes", o.nodes_disagree) } else { String::new() },
+        );
+        if o.unflagged > 0 {
+            let _ = writeln!(
+                out,
+                "    CHECKER BUG: a true value lies outside the bounds and no read of it was flagged; please report it with this run folder"
+            );
+        }
+    }
 }
 
 /// The summary `checker lin` prints for the history at `path`.

@@ -38,4 +38,3 @@ pub fn measure<T>(f: impl FnOnce() -> T) -> (T, Duration, usize) {
         PEAK.load(Ordering::Relaxed).saturating_sub(base),
     )
 }
-

@@ -53,7 +53,7 @@ pub struct KeyFigures {
 }
 
 /// One ok read with the values the history allows it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ReadBounds {
     /// The counter read.
     pub key: String,

@@ -100,14 +100,7 @@ impl PendingRead {
                 index,
                 invoke_time: time,
                 time,
-                value: None,
-                lower: 0,
-                upper: 0,
-                allowed: None,
-                node: None,
-                bound_ops: Vec::new(),
-                after_delete: None,
-                resurrection: false,
+                ..ReadBounds::default()
             },
         }
     }
@@ -212,7 +205,8 @@ impl CounterChecker {
         result.resurrection = self.resurrections.finish();
         result.trim_errors();
         result.read_bounds.sort_by_key(|r| r.index);
-        let wrong = result.overcount.reads + result.undercount.reads + result.resurrection.reads;
+        // Resurrections are the resurrection checker's to judge.
+        let wrong = result.overcount.reads + result.undercount.reads;
         result.valid = if wrong > 0 {
             Validity::Invalid
         } else if result.unchecked_reads > 0 {
@@ -334,7 +328,10 @@ impl CounterChecker {
         for key in &keys {
             let timeline = &mut self.counters.get_mut(key).expect("reached").timeline;
             if delta.is_none() {
-                before.push((key.clone(), timeline.values_before(event).max().unwrap_or(0)));
+                before.push((
+                    key.clone(),
+                    timeline.values_before(event).max().unwrap_or(0),
+                ));
             }
             timeline.push(WindowOp {
                 id: root,
@@ -506,7 +503,9 @@ impl CounterChecker {
         let is_ready = |r: &PendingRead| r.end.is_some_and(|end| !timeline.open_before(end));
         if counter.reads.iter().any(is_ready) {
             let (ready, waiting): (Vec<PendingRead>, Vec<PendingRead>) =
-                std::mem::take(&mut counter.reads).into_iter().partition(is_ready);
+                std::mem::take(&mut counter.reads)
+                    .into_iter()
+                    .partition(is_ready);
             counter.reads = waiting;
             let judged: Vec<Option<ReadBounds>> = ready
                 .into_iter()
@@ -599,19 +598,24 @@ fn judge(
         return Some(bounds);
     };
     let highest = direction == Direction::Over;
-    let behind = outcomes
-        .iter()
-        .find(|o| o.contains(nearest));
+    let behind = outcomes.iter().find(|o| o.contains(nearest));
     if let Some(outcome) = behind {
         bounds.bound_ops = figures::kept(counter.timeline.ops_behind(outcome, highest));
     }
-    let delete = counter.deletes.iter().rev().find(|d| d.end < read.start);
-    bounds.after_delete = delete.map(|d| d.id);
-    if let Some(delete) = delete.filter(|d| highest && d.before > 0) {
+    let before_read: Vec<&DeleteMark> = counter
+        .deletes
+        .iter()
+        .filter(|d| d.end < read.start)
+        .collect();
+    bounds.after_delete = before_read.last().map(|d| d.id);
+    // A replica that missed several deletes can bring back counts from before any of them;
+    // the event is the latest delete that removed something.
+    let deleted: i64 = before_read.iter().map(|d| d.before.max(0)).sum();
+    let latest = before_read.iter().rev().find(|d| d.before > 0);
+    if let Some(delete) = latest.filter(|_| highest) {
         if error > counter.retry_slack(delete.start, end) {
             bounds.resurrection = true;
-            let magnitude = error.min(delete.before);
-            resurrections.record(&bounds, delete.id, delete.before, magnitude);
+            resurrections.record(&bounds, delete.id, deleted, error.min(deleted));
         }
     }
     Some(bounds)

@@ -119,11 +119,7 @@ impl RangeSet {
             .rev()
             .find(|r| r.0 <= value)
             .map(|r| r.1.min(value));
-        let above = self
-            .0
-            .iter()
-            .find(|r| r.1 >= value)
-            .map(|r| r.0.max(value));
+        let above = self.0.iter().find(|r| r.1 >= value).map(|r| r.0.max(value));
         (below, above)
     }
 }
@@ -158,7 +154,10 @@ mod tests {
             .with_optional(-1);
         assert_eq!(set.ranges(), &[(-1, 0), (2, 3), (5, 6)]);
         let both = set.sum(&RangeSet::from_ranges(vec![(0, 0), (10, 10)]));
-        assert_eq!(both.ranges(), &[(-1, 0), (2, 3), (5, 6), (9, 10), (12, 13), (15, 16)]);
+        assert_eq!(
+            both.ranges(),
+            &[(-1, 0), (2, 3), (5, 6), (9, 10), (12, 13), (15, 16)]
+        );
     }
 
     #[test]

@@ -202,7 +202,9 @@ fn evaluate(frame: &Frame, choice: Choice) -> Option<Sums> {
         Some(delta) if delta.abs() > 1 && part(frame, op, choice) == Part::Free => Some(delta),
         _ => None,
     });
-    let (large_low, large_high) = large.clone().fold((0, 0), |(l, h), d| (l + d.min(0), h + d.max(0)));
+    let (large_low, large_high) = large
+        .clone()
+        .fold((0, 0), |(l, h), d| (l + d.min(0), h + d.max(0)));
     let units = (forced + low - large_low, forced + high - large_high);
     let sums = RangeSet::subset_sums(units, large);
     Some(Sums::Set(sums))

@@ -116,7 +116,9 @@ impl Timeline {
 
     /// Whether an op of the window that began before `event` is still open.
     pub fn open_before(&self, event: u64) -> bool {
-        self.ops.iter().any(|op| op.start < event && op.end == End::Open)
+        self.ops
+            .iter()
+            .any(|op| op.start < event && op.end == End::Open)
     }
 
     /// Adds an op that has just been invoked.
@@ -212,7 +214,11 @@ impl Timeline {
         loop {
             let mut lowered = false;
             let bound = h;
-            for delete in self.ops.iter().filter(|op| op.delta.is_none() && op.start <= bound) {
+            for delete in self
+                .ops
+                .iter()
+                .filter(|op| op.delta.is_none() && op.start <= bound)
+            {
                 let Some(b) = delete.end.at() else { continue };
                 let add_in_play = |op: &WindowOp| {
                     op.delta.is_some()

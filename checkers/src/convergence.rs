@@ -1,0 +1,236 @@
+//! Convergence: after the heal, do the final reads from every node agree, and does the value
+//! they agree on lie within the bounds of the whole history?
+//!
+//! The final reads are the client reads and scans after the `final-reads` marker the driver
+//! records once the nemesis has healed the cluster. A history without that marker has no
+//! convergence verdict.
+
+use crate::counter::RangeSet;
+use crate::op::{Op, OpType, Process, F};
+use crate::validity::Validity;
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+/// The nemesis op the driver records before the final reads.
+pub const FINAL_READS: &str = "final-reads";
+
+/// How many divergent keys results.json lists.
+const EXAMPLES_KEPT: usize = 20;
+
+/// A counter whose final reads disagreed or fell outside its bounds.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Divergence {
+    /// The counter.
+    pub key: String,
+    /// What each node answered (absent counts as 0).
+    pub values: BTreeMap<String, Option<i64>>,
+    /// The values the whole history allows it at the end.
+    pub allowed: RangeSet,
+}
+
+/// The convergence checker's verdict and figures, as results.json holds them.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ConvergenceResult {
+    /// Invalid when nodes disagree or agree on a value no order allows; unknown when some
+    /// counter got no answer at all.
+    pub valid: Validity,
+    /// Counters read after the heal.
+    pub keys: u64,
+    /// Counters whose nodes answered differently.
+    pub disagreeing: u64,
+    /// Counters whose nodes agreed on a value outside the history's final bounds.
+    pub out_of_bounds: u64,
+    /// Counters no final read answered.
+    pub unanswered: u64,
+    /// The first divergent counters (at most 20).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub examples: Vec<Divergence>,
+}
+
+/// Streams a history and collects the final reads.
+#[derive(Debug, Default)]
+pub struct ConvergenceChecker {
+    started: bool,
+    open: HashMap<Process, (F, String)>,
+    answers: BTreeMap<String, BTreeMap<String, Option<i64>>>,
+    scanned: Vec<(String, String)>,
+    asked: BTreeSet<String>,
+}
+
+impl ConvergenceChecker {
+    /// A checker that has seen nothing.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Takes the next op of the history.
+    pub fn observe(&mut self, op: &Op) {
+        if !op.process.is_client() {
+            self.started |= op.f.as_str() == FINAL_READS;
+            return;
+        }
+        if !self.started {
+            return;
+        }
+        let key = op.key.clone().unwrap_or_default();
+        if op.kind == OpType::Invoke {
+            if matches!(op.f, F::Read | F::Scan) {
+                self.asked.insert(key.clone());
+                self.open.insert(op.process.clone(), (op.f.clone(), key));
+            }
+            return;
+        }
+        let Some((f, key)) = self.open.remove(&op.process) else {
+            return;
+        };
+        if op.kind != OpType::Ok {
+            return;
+        }
+        let node = op.node.clone().unwrap_or_else(|| format!("{}", op.process));
+        match f {
+            F::Read => {
+                let value = op.read_value().flatten();
+                self.answers.entry(key).or_default().insert(node, value);
+            }
+            F::Scan => {
+                for (cell, value) in op.value.as_object().into_iter().flatten() {
+                    let answers = self.answers.entry(format!("{key}/{cell}")).or_default();
+                    answers.insert(node.clone(), value.as_i64());
+                }
+                self.scanned.push((node, key));
+            }
+            _ => {}
+        }
+    }
+
+    /// The counters that got a final read.
+    pub fn keys(&self) -> BTreeSet<String> {
+        self.answers.keys().cloned().collect()
+    }
+
+    /// The verdict, given each counter's final allowed values; none without final reads.
+    pub fn finish(mut self, finals: &BTreeMap<String, RangeSet>) -> Option<ConvergenceResult> {
+        if !self.started {
+            return None;
+        }
+        // A scan that left a known counter out answered that it is absent.
+        for (node, partition) in &self.scanned {
+            let prefix = format!("{partition}/");
+            for key in finals.keys().filter(|k| k.starts_with(&prefix)) {
+                let answers = self.answers.entry(key.clone()).or_default();
+                answers.entry(node.clone()).or_insert(None);
+            }
+        }
+        let mut result = ConvergenceResult::default();
+        for (key, values) in &self.answers {
+            result.keys += 1;
+            let allowed = finals
+                .get(key)
+                .cloned()
+                .unwrap_or_else(|| RangeSet::single(0));
+            let counts: BTreeSet<i64> = values.values().map(|v| v.unwrap_or(0)).collect();
+            let diverged = if counts.len() > 1 {
+                result.disagreeing += 1;
+                true
+            } else if counts.iter().any(|c| !allowed.contains(*c)) {
+                result.out_of_bounds += 1;
+                true
+            } else {
+                false
+            };
+            if diverged && result.examples.len() < EXAMPLES_KEPT {
+                result.examples.push(Divergence {
+                    key: key.clone(),
+                    values: values.clone(),
+                    allowed,
+                });
+            }
+        }
+        let answered = |asked: &String| {
+            self.answers.contains_key(asked)
+                || self.scanned.iter().any(|(_, partition)| partition == asked)
+        };
+        result.unanswered = self.asked.iter().filter(|k| !answered(k)).count() as u64;
+        result.valid = if result.disagreeing + result.out_of_bounds > 0 {
+            Validity::Invalid
+        } else if result.unanswered > 0 {
+            Validity::Unknown
+        } else {
+            Validity::Valid
+        };
+        Some(result)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::builder::HistoryBuilder;
+    use serde_json::{json, Value};
+
+    /// +3 ok on c/x, the marker, then one final read per node with `answers`.
+    fn final_reads(answers: &[(&str, Value)]) -> Option<ConvergenceResult> {
+        let mut h = HistoryBuilder::on("c/x");
+        h.add(1, 3);
+        h.added(1, 3, OpType::Ok);
+        let mut marker = Op::new(
+            Process::nemesis(),
+            OpType::Info,
+            F::from(FINAL_READS.to_string()),
+            None,
+            Value::Null,
+        );
+        marker.index = h.ops().len() as u64;
+        let mut ops = h.ops().to_vec();
+        ops.push(marker);
+        let mut checker = ConvergenceChecker::new();
+        for (i, (node, value)) in answers.iter().enumerate() {
+            let p = 100 + i as u64;
+            let mut read = Op::new(
+                Process::Client(p),
+                OpType::Invoke,
+                F::Read,
+                Some("c/x".into()),
+                Value::Null,
+            );
+            ops.push(read.clone());
+            read.kind = OpType::Ok;
+            read.value = value.clone();
+            read.node = Some(node.to_string());
+            ops.push(read);
+        }
+        ops.iter().for_each(|op| checker.observe(op));
+        let finals = BTreeMap::from([("c/x".to_string(), RangeSet::single(3))]);
+        checker.finish(&finals)
+    }
+
+    #[test]
+    fn nodes_that_agree_on_an_allowed_value_converged() {
+        let result = final_reads(&[("n1", json!(3)), ("n2", json!(3))]).expect("final reads");
+        assert_eq!((result.keys, result.valid), (1, Validity::Valid));
+    }
+
+    #[test]
+    fn nodes_that_answer_differently_did_not_converge() {
+        let result = final_reads(&[("n1", json!(3)), ("n2", json!(2))]).expect("final reads");
+        assert_eq!((result.disagreeing, result.valid), (1, Validity::Invalid));
+        assert_eq!(result.examples[0].values["n2"], Some(2));
+    }
+
+    #[test]
+    fn nodes_that_agree_on_a_value_no_order_allows_are_out_of_bounds() {
+        // The only add was +3 and it completed: 4 is one too many, however they agree.
+        let result = final_reads(&[("n1", json!(4)), ("n2", json!(4))]).expect("final reads");
+        assert_eq!((result.out_of_bounds, result.valid), (1, Validity::Invalid));
+    }
+
+    #[test]
+    fn a_history_without_final_reads_has_no_verdict() {
+        let mut checker = ConvergenceChecker::new();
+        HistoryBuilder::on("c/x")
+            .ops()
+            .iter()
+            .for_each(|op| checker.observe(op));
+        assert_eq!(checker.finish(&BTreeMap::new()), None);
+    }
+}
