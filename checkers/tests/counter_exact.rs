@@ -55,6 +55,9 @@ struct Interval {
     delta: Option<i64>,
 }
 
+/// A client's op in flight: what it does, its delta, whether it took effect, what it read.
+type Flight = (F, i64, bool, Option<i64>);
+
 /// Runs an ideal counter on `c/x` under a random interleaving of three clients: every op
 /// takes effect (or not) at a random point between its invoke and its completion, so every
 /// read returns a value some legal order gives.
@@ -63,7 +66,7 @@ pub fn ideal_history(seed: u64, shape: Shape) -> Vec<Op> {
     let mut ops: Vec<Op> = Vec::new();
     let mut counter: Option<i64> = None;
     // Per client: (f, delta, took effect yet, read value) of the op in flight.
-    let mut in_flight: Vec<Option<(F, i64, bool, Option<i64>)>> = vec![None; 3];
+    let mut in_flight: Vec<Option<Flight>> = vec![None; 3];
     let mut ids: Vec<u64> = vec![0, 1, 2];
     let mut next_id = 3;
     let push = |ops: &mut Vec<Op>, p: u64, kind, f: F, key: &str, value| {
@@ -231,10 +234,7 @@ fn explore(
             values.insert(value.unwrap_or(0));
             continue;
         }
-        let next = match op.delta {
-            Some(delta) => Some(value.unwrap_or(0) + delta),
-            None => None,
-        };
+        let next = op.delta.map(|delta| value.unwrap_or(0) + delta);
         explore(all, read_at, placed | (1 << x), next, seen, values);
     }
 }
