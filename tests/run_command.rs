@@ -39,6 +39,7 @@ fn a_short_run_leaves_a_complete_run_folder_and_no_node() {
         "plots/latency.png",
         "plots/throughput.png",
         "plots/counter.png",
+        "nodes/n1.oracle.json",
     ] {
         assert!(
             dir.join(file).is_file(),
@@ -57,6 +58,21 @@ fn a_short_run_leaves_a_complete_run_folder_and_no_node() {
             .expect("reads")
             > 10
     );
+    // The accuracy checkers beyond the counter: resurrections, the final reads after the
+    // heal, and the cross-check against the three nodes' own final state.
+    let checkers = &results_json["checkers"];
+    assert_eq!(
+        checkers["resurrection"]["events"], 0,
+        "no deletes in hot-counter"
+    );
+    assert_eq!(
+        checkers["convergence"]["keys"], 1,
+        "{}",
+        checkers["convergence"]
+    );
+    assert_eq!(checkers["oracle"]["nodes"], 3, "{}", checkers["oracle"]);
+    assert_eq!(checkers["oracle"]["unflagged"], 0, "{}", checkers["oracle"]);
+    assert!(checkers["stats"]["availability_healthy"]["share_ok"].is_number());
     assert!(stdout.contains("seed 7"), "{stdout}");
     let latest = std::fs::canonicalize(results.path().join("latest")).expect("latest link");
     assert_eq!(latest, std::fs::canonicalize(&dir).expect("run folder"));

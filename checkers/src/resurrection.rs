@@ -51,21 +51,32 @@ pub struct ResurrectionResult {
     pub list: Vec<ResurrectionEvent>,
 }
 
-/// Groups resurrected reads into events.
+/// Groups resurrected reads into events. An event stays open until a later delete of its
+/// counter starts another; closed events keep only the worst 100, so memory stays
+/// proportional to the counters.
 #[derive(Debug, Default)]
 pub struct Resurrections {
-    events: BTreeMap<(String, u64), ResurrectionEvent>,
+    open: BTreeMap<String, ResurrectionEvent>,
+    closed: Vec<ResurrectionEvent>,
+    events: u64,
     reads: u64,
+    max_magnitude: i64,
 }
 
 impl Resurrections {
     /// Records that `read` brought back `magnitude` of the `deleted_count` the delete at
-    /// index `delete` removed.
+    /// index `delete` (and those before it) removed.
     pub fn record(&mut self, read: &ReadBounds, delete: u64, deleted_count: i64, magnitude: i64) {
         self.reads += 1;
+        self.max_magnitude = self.max_magnitude.max(magnitude);
+        if self.open.get(&read.key).is_some_and(|e| e.delete != delete) {
+            if let Some(done) = self.open.remove(&read.key) {
+                self.close(done);
+            }
+        }
         let event = self
-            .events
-            .entry((read.key.clone(), delete))
+            .open
+            .entry(read.key.clone())
             .or_insert_with(|| ResurrectionEvent {
                 key: read.key.clone(),
                 delete,
@@ -75,6 +86,9 @@ impl Resurrections {
                 first_time: read.time,
                 ..ResurrectionEvent::default()
             });
+        if event.reads == 0 {
+            self.events += 1;
+        }
         event.reads += 1;
         if read.index < event.first_read {
             event.first_read = read.index;
@@ -90,23 +104,35 @@ impl Resurrections {
         }
     }
 
+    fn close(&mut self, event: ResurrectionEvent) {
+        self.closed.push(event);
+        if self.closed.len() >= 2 * EVENTS_KEPT {
+            sort_worst_first(&mut self.closed);
+            self.closed.truncate(EVENTS_KEPT);
+        }
+    }
+
     /// The verdict and the events, worst first.
-    pub fn finish(self) -> ResurrectionResult {
-        let mut list: Vec<ResurrectionEvent> = self.events.into_values().collect();
-        let max_magnitude = list.iter().map(|e| e.magnitude).max().unwrap_or(0);
-        let events = list.len() as u64;
-        list.sort_by_key(|e| (std::cmp::Reverse(e.magnitude), e.first_read));
+    pub fn finish(mut self) -> ResurrectionResult {
+        let open = std::mem::take(&mut self.open);
+        open.into_values().for_each(|event| self.close(event));
+        let mut list = self.closed;
+        sort_worst_first(&mut list);
         list.truncate(EVENTS_KEPT);
         ResurrectionResult {
-            valid: if events == 0 {
+            valid: if self.events == 0 {
                 Validity::Valid
             } else {
                 Validity::Invalid
             },
-            events,
+            events: self.events,
             reads: self.reads,
-            max_magnitude,
+            max_magnitude: self.max_magnitude,
             list,
         }
     }
+}
+
+fn sort_worst_first(events: &mut [ResurrectionEvent]) {
+    events.sort_by_key(|e| (std::cmp::Reverse(e.magnitude), e.first_read));
 }

@@ -65,7 +65,40 @@ pub struct TombstonesResult {
     /// Figures per partition.
     #[serde(default)]
     pub partitions: BTreeMap<String, PartitionTombstones>,
+    /// Figures over time, in buckets of `bucket_s` seconds from the start of the history.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub over_time: Vec<TombstoneBucket>,
+    /// The width of each bucket of `over_time`, seconds.
+    #[serde(default)]
+    pub bucket_s: u64,
 }
+
+/// Reads and their tombstones in one stretch of time.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TombstoneBucket {
+    /// Ok reads that reported a count.
+    pub reads: u64,
+    /// Of those, over the warn threshold.
+    pub warn_reads: u64,
+    /// Reads failed for tombstones.
+    pub failed_reads: u64,
+    /// The most tombstones one read went over.
+    pub max_scanned: u64,
+}
+
+impl TombstoneBucket {
+    fn merge(self, other: TombstoneBucket) -> TombstoneBucket {
+        TombstoneBucket {
+            reads: self.reads + other.reads,
+            warn_reads: self.warn_reads + other.warn_reads,
+            failed_reads: self.failed_reads + other.failed_reads,
+            max_scanned: self.max_scanned.max(other.max_scanned),
+        }
+    }
+}
+
+/// Past this many buckets, neighbours merge and the width doubles: memory stays bounded.
+const MAX_BUCKETS: usize = 1_000;
 
 /// Streams a history and judges the tombstone counts its reads report.
 #[derive(Default)]
@@ -112,6 +145,7 @@ impl TombstoneChecker {
             return;
         }
         let t = self.thresholds;
+        let bucket = self.bucket(op.time);
         let figures = self
             .result
             .partitions
@@ -123,9 +157,14 @@ impl TombstoneChecker {
             {
                 figures.failed_reads += 1;
                 self.result.failed_reads += 1;
+                self.result.over_time[bucket].failed_reads += 1;
             }
             OpType::Ok => {
                 let Some(scanned) = op.tombstones else { return };
+                let over_time = &mut self.result.over_time[bucket];
+                over_time.reads += 1;
+                over_time.max_scanned = over_time.max_scanned.max(scanned);
+                over_time.warn_reads += u64::from(scanned > t.warn);
                 figures.reads += 1;
                 figures.max_scanned = figures.max_scanned.max(scanned);
                 self.result.max_scanned = self.result.max_scanned.max(scanned);
@@ -143,6 +182,28 @@ impl TombstoneChecker {
             }
             _ => {}
         }
+    }
+
+    /// The bucket of time `ns`, created (and the buckets coarsened) as needed.
+    fn bucket(&mut self, ns: u64) -> usize {
+        let result = &mut self.result;
+        result.bucket_s = result.bucket_s.max(1);
+        let mut at = (ns / 1_000_000_000 / result.bucket_s) as usize;
+        while at >= MAX_BUCKETS {
+            let merged = (result.over_time.chunks(2))
+                .map(|pair| {
+                    pair.iter()
+                        .fold(TombstoneBucket::default(), |a, b| a.merge(*b))
+                })
+                .collect();
+            result.over_time = merged;
+            result.bucket_s *= 2;
+            at = (ns / 1_000_000_000 / result.bucket_s) as usize;
+        }
+        if result.over_time.len() <= at {
+            result.over_time.resize(at + 1, TombstoneBucket::default());
+        }
+        at
     }
 
     /// Ends the history.
@@ -186,6 +247,31 @@ mod tests {
         let mut checker = TombstoneChecker::new(thresholds);
         h.ops().iter().for_each(|op| checker.observe(op));
         checker.finish()
+    }
+
+    #[test]
+    fn buckets_over_time_coarsen_past_the_limit_and_keep_every_read() {
+        // One warn read per second for 2,500 s: 1 s buckets would be 2,500 > 1,000, so the
+        // width doubles twice to 4 s: 625 buckets of 4 reads each.
+        let mut checker = TombstoneChecker::new(Thresholds {
+            warn: 0,
+            ..Thresholds::default()
+        });
+        let mut h = HistoryBuilder::on("queue/a");
+        for _ in 0..2_500 {
+            scan(&mut h, 1, Some(1), false);
+        }
+        let mut ops = h.ops().to_vec();
+        for (i, op) in ops.iter_mut().enumerate() {
+            op.time = (i as u64 / 2) * 1_000_000_000;
+        }
+        ops.iter().for_each(|op| checker.observe(op));
+        let result = checker.finish();
+        assert_eq!((result.bucket_s, result.over_time.len()), (4, 625));
+        assert!(result
+            .over_time
+            .iter()
+            .all(|b| b.reads == 4 && b.warn_reads == 4));
     }
 
     #[test]

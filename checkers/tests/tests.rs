@@ -1,6 +1,7 @@
 //! The `checkers` crate's tests against hand-built and generated histories, as one binary.
 
 mod counter;
+mod counter_deletes;
 mod counter_exact;
 mod counter_properties;
 mod linear;

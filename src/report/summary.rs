@@ -199,6 +199,9 @@ fn bound_ops(read: &checkers::counter::ReadBounds) -> String {
             shown.join(", ")
         );
     }
+    if let Some(settled) = read.settled_through {
+        out += &format!("; with every op completed by index {settled}");
+    }
     if let Some(delete) = read.after_delete {
         out += &format!("; after the delete invoked at {delete}");
     }

@@ -81,6 +81,10 @@ pub struct ReadBounds {
     /// broke (at most 20).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub bound_ops: Vec<u64>,
+    /// The bound also counts every op that completed by this index, folded together
+    /// (`bound_ops` names only the later ones).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub settled_through: Option<u64>,
     /// The last delete that definitely completed before the read began, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub after_delete: Option<u64>,

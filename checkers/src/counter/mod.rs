@@ -34,6 +34,10 @@ use window::{End, Timeline, WindowOp};
 /// How many completed deletes per counter are remembered, to name resurrections.
 const DELETES_KEPT: usize = 8;
 
+/// How many timed-out changes are remembered so that a late retry joins its original. A
+/// retry of one forgotten earlier is judged as an op of its own: bounds only widen.
+const FLOATING_KEPT: usize = 10_000;
+
 /// One intended add or delete: an op and all its retries.
 struct Logical {
     /// The counter, or the partition of a partition delete.
@@ -73,7 +77,7 @@ struct DeleteMark {
     before: i64,
 }
 
-/// A retry of an add: how much more than once the add could be counted.
+/// A retry of an add, invoked at `start`: how much more than once the add could count.
 struct RetryMark {
     start: u64,
     extra: i64,
@@ -139,6 +143,8 @@ pub struct CounterChecker {
     partition_deletes: HashMap<String, Vec<u64>>,
     logical: HashMap<u64, Logical>,
     attempt_root: HashMap<u64, u64>,
+    /// Floating adds, oldest first, to forget past `FLOATING_KEPT`.
+    floating: std::collections::VecDeque<u64>,
     open: HashMap<Process, Open>,
     event: u64,
     next_read: u64,
@@ -318,8 +324,12 @@ impl CounterChecker {
                         counter.timeline.set_end(root, Some(End::Open));
                     }
                 }
-                if let Some(d) = delta.filter(|d| *d > 0) {
-                    counter.retries.push(RetryMark { start, extra: d });
+                // Only reads after a remembered delete ask how much retries explain.
+                if let Some(d) = delta.filter(|d| *d > 0 && !counter.deletes.is_empty()) {
+                    counter.retries.push(RetryMark {
+                        start: event,
+                        extra: d,
+                    });
                 }
             }
             return Open::Change { root };
@@ -526,7 +536,29 @@ impl CounterChecker {
             for root in counter.timeline.settle(limit.min(event)) {
                 if let Some(logical) = self.logical.get_mut(&root) {
                     logical.floating = true;
+                    self.floating.push_back(root);
                 }
+            }
+        }
+        while self.floating.len() > FLOATING_KEPT {
+            let Some(root) = self.floating.pop_front() else {
+                break;
+            };
+            self.forget(root);
+        }
+    }
+
+    /// Forgets a floating add that is still floating (not brought back by a retry).
+    fn forget(&mut self, root: u64) {
+        if !self.logical.get(&root).is_some_and(|l| l.floating) {
+            return;
+        }
+        if let Some(logical) = self.logical.remove(&root) {
+            for attempt in &logical.attempts {
+                self.attempt_root.remove(attempt);
+            }
+            if let Some(counter) = self.counters.get_mut(&logical.target) {
+                counter.timeline.freeze(root);
             }
         }
     }
@@ -601,6 +633,9 @@ fn judge(
     let behind = outcomes.iter().find(|o| o.contains(nearest));
     if let Some(outcome) = behind {
         bounds.bound_ops = figures::kept(counter.timeline.ops_behind(outcome, highest));
+        if outcome.choice.delete.is_none() {
+            bounds.settled_through = counter.timeline.settled_through();
+        }
     }
     let before_read: Vec<&DeleteMark> = counter
         .deletes

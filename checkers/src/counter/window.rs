@@ -66,6 +66,7 @@ pub struct Timeline {
     base: RangeSet,
     floor: u64,
     floating: Vec<(u64, i64)>,
+    frozen_sums: RangeSet,
     floating_sums: RangeSet,
     floating_delete: bool,
     last_settled_delete: Option<u64>,
@@ -78,6 +79,7 @@ impl Default for Timeline {
             base: RangeSet::single(0),
             floor: 0,
             floating: Vec::new(),
+            frozen_sums: RangeSet::single(0),
             floating_sums: RangeSet::single(0),
             floating_delete: false,
             last_settled_delete: None,
@@ -121,6 +123,11 @@ impl Timeline {
             .any(|op| op.start < event && op.end == End::Open)
     }
 
+    /// The last event the settled past holds, if any.
+    pub fn settled_through(&self) -> Option<u64> {
+        (self.floor > 0).then_some(self.floor / 2)
+    }
+
     /// Adds an op that has just been invoked.
     pub fn push(&mut self, op: WindowOp) {
         self.ops.push(op);
@@ -158,7 +165,20 @@ impl Timeline {
 
     fn refresh_floating_sums(&mut self) {
         let deltas = self.floating.iter().map(|(_, delta)| *delta);
-        self.floating_sums = deltas.fold(RangeSet::single(0), |sums, d| sums.with_optional(d));
+        let sums = deltas.fold(RangeSet::single(0), |sums, d| sums.with_optional(d));
+        self.floating_sums = sums.sum(&self.frozen_sums);
+    }
+
+    /// Forgets which op floating add `id` was: no retry can take it back any more.
+    pub fn freeze(&mut self, id: u64) {
+        if let Some(at) = self
+            .floating
+            .iter()
+            .position(|(floating, _)| *floating == id)
+        {
+            let (_, delta) = self.floating.swap_remove(at);
+            self.frozen_sums = self.frozen_sums.with_optional(delta);
+        }
     }
 
     /// Settles the past up to event `limit` at most, as far as the ops in play allow.
