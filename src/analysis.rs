@@ -3,7 +3,7 @@
 use crate::oracle_dumps::read_truth;
 use crate::report::linear_page;
 use crate::workload::WorkloadError;
-use checkers::history::{read_jsonl, HistoryError, JsonlReader};
+use checkers::history::{detect_file, read_history, Format, HistoryError, JsonlReader};
 use checkers::linear::LinOptions;
 use checkers::results::{check, CheckOptions, Results};
 use checkers::tombstones::Thresholds;
@@ -128,9 +128,19 @@ pub fn analyse(target: &Target, keep_reads: bool) -> anyhow::Result<Results> {
             None => None,
         },
     };
-    let mut reader = JsonlReader::open(&target.history).map_err(BadInput::from)?;
-    let mut results = check(reader.by_ref(), &options).map_err(BadInput::from)?;
-    results.warnings = reader.warnings().to_vec();
+    // Our own JSONL is streamed; other tools' formats (Jepsen EDN, logs) are read whole.
+    let format = detect_file(&target.history).map_err(BadInput::from)?;
+    let results = if matches!(format, None | Some(Format::Jsonl)) {
+        let mut reader = JsonlReader::open(&target.history).map_err(BadInput::from)?;
+        let mut results = check(reader.by_ref(), &options).map_err(BadInput::from)?;
+        results.warnings = reader.warnings().to_vec();
+        results
+    } else {
+        let (ops, warnings) = read_history(&target.history, format).map_err(BadInput::from)?;
+        let mut results = check(ops.into_iter().map(Ok), &options).map_err(BadInput::from)?;
+        results.warnings = warnings;
+        results
+    };
     if let Some(dir) = &target.run_dir {
         write_json(&dir.join("results.json"), &results)?;
         let failure = results
@@ -139,7 +149,7 @@ pub fn analyse(target: &Target, keep_reads: bool) -> anyhow::Result<Results> {
             .as_ref()
             .and_then(|l| l.failures.first().map(|f| (l, f)));
         if let Some((lin, failure)) = failure {
-            let (ops, _) = read_jsonl(&target.history).map_err(BadInput::from)?;
+            let (ops, _) = read_history(&target.history, format).map_err(BadInput::from)?;
             let page = dir.join(LIN_PAGE);
             std::fs::write(&page, linear_page::render(&ops, lin, failure))
                 .map_err(|e| anyhow::anyhow!("writing {}: {e}", page.display()))?;

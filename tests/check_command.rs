@@ -77,3 +77,22 @@ fn a_truncated_last_line_is_checked_with_a_warning() {
     assert_eq!(out.status.code(), Some(0));
     assert!(String::from_utf8_lossy(&out.stdout).contains("truncated"));
 }
+
+#[test]
+fn a_jepsen_edn_history_is_checked_like_our_own() {
+    // Jepsen's counter run from the peer histories: 287 ok adds of 1, valid.
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../shared/peer-histories/jepsen/counter.edn"
+    );
+    let out = run(&["check", path, "--json"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let results: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(results["checkers"]["counter"]["increments"], 287);
+    assert_eq!(results["checkers"]["linearizable"]["valid"], true);
+}

@@ -3,7 +3,8 @@
 
 use checkers::history::{read_history, Format};
 use checkers::linear::{check, LinOptions, ModelKind, Val};
-use checkers::Validity;
+use checkers::{Op, OpType, Process, Validity, F};
+use serde_json::json;
 use std::path::PathBuf;
 
 /// The peer histories, beside the repository as in every checkout and CI run.
@@ -85,4 +86,50 @@ fn every_peer_history_gets_its_expected_verdict() {
         }
     }
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+#[test]
+fn counter_histories_get_their_verdict_from_the_accuracy_checker_too() {
+    // Jepsen's own counter checker asserts these valid; ours must agree. Jepsen's file holds
+    // adds only, so a final read is appended once everything has returned: it must see the
+    // sum of the ok adds exactly (all deltas ±1 and every add returned, so the bound is
+    // exact), one more is an overcount of 1, one less an undercount of 1.
+    let rows: Vec<Row> = manifest()
+        .into_iter()
+        .filter(|r| r.model == ModelKind::Counter)
+        .collect();
+    assert!(!rows.is_empty(), "the manifest lists a counter history");
+    for row in rows {
+        let (ops, _) = read_history(&row.path, Some(row.format)).expect("readable");
+        let expected = if row.valid {
+            Validity::Valid
+        } else {
+            Validity::Invalid
+        };
+        assert_eq!(
+            checkers::counter::check(&ops).valid,
+            expected,
+            "{}",
+            row.path.display()
+        );
+        let ok_adds: i64 = ops
+            .iter()
+            .filter(|op| op.f == F::Add && op.kind == OpType::Ok)
+            .filter_map(|op| op.delta())
+            .sum();
+        assert!(ok_adds > 100, "{}: {ok_adds}", row.path.display());
+        let with_read = |value: i64| {
+            let mut ops = ops.clone();
+            let key = ops[0].key.clone();
+            for (kind, value) in [(OpType::Invoke, json!(null)), (OpType::Ok, json!(value))] {
+                let mut op = Op::new(Process::Client(1_000), kind, F::Read, key.clone(), value);
+                op.index = ops.len() as u64;
+                ops.push(op);
+            }
+            checkers::counter::check(&ops)
+        };
+        assert_eq!(with_read(ok_adds).valid, Validity::Valid);
+        assert_eq!(with_read(ok_adds + 1).overcount.max, 1);
+        assert_eq!(with_read(ok_adds - 1).undercount.max, 1);
+    }
 }

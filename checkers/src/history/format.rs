@@ -120,6 +120,27 @@ fn first_map_is_porcupine_kv(text: &str) -> bool {
         Ok(Some((_, form))) if form.get("key").is_some() && form.get("index").is_none())
 }
 
+/// The format of a history file, told from its first 64 KiB; none when they do not tell.
+pub fn detect_file(path: &Path) -> Result<Option<Format>, HistoryError> {
+    use std::io::Read;
+    let io = |source| HistoryError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let mut head = Vec::with_capacity(64 * 1024);
+    std::fs::File::open(path)
+        .map_err(io)?
+        .take(64 * 1024)
+        .read_to_end(&mut head)
+        .map_err(io)?;
+    // The cut may fall inside a character: detect from the valid prefix.
+    let text = match std::str::from_utf8(&head) {
+        Ok(text) => text,
+        Err(e) => std::str::from_utf8(&head[..e.valid_up_to()]).unwrap_or_default(),
+    };
+    Ok(detect(text))
+}
+
 /// Reads a whole history file in the given format, or detects it from the content.
 pub fn read_history(
     path: &Path,

@@ -7,7 +7,7 @@ mod jepsen_log;
 mod jsonl;
 
 pub use edn_writer::write_edn;
-pub use format::{detect, parse_history, read_history, Format, UnknownFormat};
+pub use format::{detect, detect_file, parse_history, read_history, Format, UnknownFormat};
 pub use jsonl::{read_jsonl, JsonlReader, JsonlWriter};
 
 use std::path::PathBuf;
