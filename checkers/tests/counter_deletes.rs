@@ -221,14 +221,15 @@ fn a_partition_delete_racing_a_scan_allows_each_cell_before_or_after_it() {
 
 #[test]
 fn a_retry_of_a_long_forgotten_timeout_counts_as_an_op_of_its_own() {
-    // 10,050 adds of +1 time out, one after another (more than the 10,000 the checker
-    // remembers), then a retry of one of them completes ok, then a read of 10,051. Joined
-    // with its original the retry allows at most 10,050: one over. The first timeout is
-    // forgotten, so its retry is judged on its own and 10,051 is allowed (bounds widen,
-    // never narrow); the last one is remembered and the read is one over.
+    // 10,300 adds of +1 time out, one after another, then a retry of one of them completes
+    // ok, then a read of 10,301. Joined with its original the retry allows at most 10,300:
+    // one over. Timeouts float once 200 events have passed, and the checker remembers the
+    // last 10,000 that floated: the first is forgotten, so its retry is judged on its own
+    // and 10,301 is allowed (bounds widen, never narrow); the last one is still in play and
+    // the read is one over.
     let history = |retried: usize| {
         let mut h = HistoryBuilder::on("c/x");
-        let originals: Vec<u64> = (0..10_050u64)
+        let originals: Vec<u64> = (0..10_300u64)
             .map(|p| {
                 let invoke = h.add(p, 1);
                 h.added(p, 1, OpType::Info);
@@ -238,10 +239,10 @@ fn a_retry_of_a_long_forgotten_timeout_counts_as_an_op_of_its_own() {
         h.retry(20_000, 1, originals[retried]);
         h.added(20_000, 1, OpType::Ok);
         h.read(20_001);
-        h.read_ok(20_001, 10_051);
+        h.read_ok(20_001, 10_301);
         checked(&h)
     };
     assert_eq!(history(0).valid, Validity::Valid);
-    let result = history(10_049);
+    let result = history(10_299);
     assert_eq!((result.overcount.reads, result.overcount.max), (1, 1));
 }

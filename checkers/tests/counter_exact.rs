@@ -55,75 +55,118 @@ struct Interval {
     delta: Option<i64>,
 }
 
-/// A client's op in flight: what it does, its delta, whether it took effect, what it read.
-type Flight = (F, i64, bool, Option<i64>);
+/// A client's op in flight.
+struct Flight {
+    f: F,
+    key: String,
+    delta: i64,
+    invoke: usize,
+    took_effect: bool,
+    read: Option<i64>,
+    /// For a retry: an earlier attempt of the same add took effect, so this one must not.
+    earlier_applied: bool,
+}
 
-/// Runs an ideal counter on `c/x` under a random interleaving of three clients: every op
-/// takes effect (or not) at a random point between its invoke and its completion, so every
-/// read returns a value some legal order gives.
+/// An add that timed out, which the client's next op may retry.
+struct TimedOut {
+    invoke: usize,
+    key: String,
+    delta: i64,
+    applied: bool,
+}
+
+/// Runs an ideal counter on `c/x` and `c/y` under a random interleaving of three clients:
+/// every op takes effect (or not) at a random point between its invoke and its completion,
+/// a retry only if no earlier attempt did, and a delete of `c` empties both counters, so
+/// every read returns a value some legal order gives.
 pub fn ideal_history(seed: u64, shape: Shape) -> Vec<Op> {
     let mut rng = StdRng::seed_from_u64(seed);
     let mut ops: Vec<Op> = Vec::new();
-    let mut counter: Option<i64> = None;
-    // Per client: (f, delta, took effect yet, read value) of the op in flight.
-    let mut in_flight: Vec<Option<Flight>> = vec![None; 3];
+    let mut counters: std::collections::BTreeMap<String, Option<i64>> = Default::default();
+    let mut in_flight: Vec<Option<Flight>> = (0..3).map(|_| None).collect();
+    let mut timed_out: Vec<Option<TimedOut>> = (0..3).map(|_| None).collect();
     let mut ids: Vec<u64> = vec![0, 1, 2];
     let mut next_id = 3;
-    let push = |ops: &mut Vec<Op>, p: u64, kind, f: F, key: &str, value| {
+    let push = |ops: &mut Vec<Op>, p: u64, kind, f: F, key: &str, value, retry_of| {
         let mut op = Op::new(Process::Client(p), kind, f, Some(key.into()), value);
         op.index = ops.len() as u64;
         op.time = op.index * 1_000;
+        op.retry_of = retry_of;
         ops.push(op);
     };
     while ops.len() < shape.events {
         let p = rng.gen_range(0..3);
         match in_flight[p].take() {
             None => {
-                let (f, delta) = match rng.gen_range(0..10) {
-                    0..=3 => (F::Add, nonzero_delta(&mut rng, shape.max_delta)),
-                    4..=5 => (F::Delete, 0),
-                    _ => (F::Read, 0),
-                };
-                let key = if f == F::Delete && rng.gen_bool(0.3) {
-                    "c"
-                } else {
-                    "c/x"
+                let retry = timed_out[p].take().filter(|_| rng.gen_bool(0.5));
+                let (f, key, delta) = match &retry {
+                    Some(t) => (F::Add, t.key.clone(), t.delta),
+                    None => {
+                        let key = ["c/x", "c/y"][rng.gen_range(0..2)].to_string();
+                        match rng.gen_range(0..10) {
+                            0..=3 => (F::Add, key, nonzero_delta(&mut rng, shape.max_delta)),
+                            4..=5 if rng.gen_bool(0.3) => (F::Delete, "c".to_string(), 0),
+                            4..=5 => (F::Delete, key, 0),
+                            _ => (F::Read, key, 0),
+                        }
+                    }
                 };
                 let value = if f == F::Add {
                     json!(delta)
                 } else {
                     Value::Null
                 };
-                push(&mut ops, ids[p], OpType::Invoke, f.clone(), key, value);
-                in_flight[p] = Some((f, delta, false, None));
+                let retry_of = retry.as_ref().map(|t| t.invoke as u64);
+                push(
+                    &mut ops,
+                    ids[p],
+                    OpType::Invoke,
+                    f.clone(),
+                    &key,
+                    value,
+                    retry_of,
+                );
+                in_flight[p] = Some(Flight {
+                    f,
+                    key,
+                    delta,
+                    invoke: ops.len() - 1,
+                    took_effect: false,
+                    read: None,
+                    earlier_applied: retry.is_some_and(|t| t.applied),
+                });
             }
-            Some((f, delta, false, _)) if rng.gen_bool(0.5) => {
-                // Take effect now: a timed-out or never-completing op may also never do so,
-                // and a failing one never does.
-                let read = match f {
+            Some(mut flight) if !flight.took_effect && rng.gen_bool(0.5) => {
+                // Take effect now (a retry whose original already did takes effect never):
+                // a timed-out or never-completing op may also never do so, a failing one
+                // never does.
+                match flight.f {
+                    F::Add if flight.earlier_applied => {}
                     F::Add => {
-                        counter = Some(counter.unwrap_or(0) + delta);
-                        None
+                        let counter = counters.entry(flight.key.clone()).or_default();
+                        *counter = Some(counter.unwrap_or(0) + flight.delta);
+                        flight.took_effect = true;
                     }
                     F::Delete => {
-                        counter = None;
-                        None
+                        for (key, counter) in counters.iter_mut() {
+                            if *key == flight.key || key.starts_with(&format!("{}/", flight.key)) {
+                                *counter = None;
+                            }
+                        }
+                        flight.took_effect = true;
                     }
-                    _ => counter,
-                };
-                in_flight[p] = Some((f, delta, true, read));
+                    _ => {
+                        flight.read = counters.get(&flight.key).copied().flatten();
+                        flight.took_effect = true;
+                    }
+                }
+                in_flight[p] = Some(flight);
             }
-            Some((f, delta, took_effect, read)) => {
-                let key = ops
-                    .iter()
-                    .rev()
-                    .find(|o| o.process == Process::Client(ids[p]))
-                    .and_then(|o| o.key.clone())
-                    .unwrap_or_default();
-                let outcome = match (&f, took_effect) {
+            Some(flight) => {
+                let outcome = match (&flight.f, flight.took_effect) {
                     (F::Read, true) => OpType::Ok,
                     (F::Read, false) => {
-                        in_flight[p] = Some((f, delta, false, None));
+                        in_flight[p] = Some(flight);
                         continue;
                     }
                     (F::Delete, true) if !shape.info_deletes => OpType::Ok,
@@ -131,22 +174,40 @@ pub fn ideal_history(seed: u64, shape: Shape) -> Vec<Op> {
                         if rng.gen_bool(0.5) {
                             OpType::Fail
                         } else {
-                            in_flight[p] = Some((f, delta, false, None));
+                            in_flight[p] = Some(flight);
                             continue;
                         }
                     }
                     (_, true) => [OpType::Ok, OpType::Info][rng.gen_range(0..2)],
+                    // A retry whose original took effect reports ok: the add happened.
+                    (F::Add, false) if flight.earlier_applied && rng.gen_bool(0.3) => OpType::Ok,
                     (_, false) => [OpType::Fail, OpType::Info][rng.gen_range(0..2)],
                 };
-                let value = match f {
-                    F::Add => json!(delta),
-                    F::Read => json!(read),
+                let value = match flight.f {
+                    F::Add => json!(flight.delta),
+                    F::Read => json!(flight.read),
                     _ => Value::Null,
                 };
-                push(&mut ops, ids[p], outcome, f, &key, value);
+                push(
+                    &mut ops,
+                    ids[p],
+                    outcome,
+                    flight.f.clone(),
+                    &flight.key,
+                    value,
+                    None,
+                );
                 if outcome == OpType::Info {
                     ids[p] = next_id;
                     next_id += 1;
+                    if flight.f == F::Add {
+                        timed_out[p] = Some(TimedOut {
+                            invoke: flight.invoke,
+                            key: flight.key,
+                            delta: flight.delta,
+                            applied: flight.took_effect || flight.earlier_applied,
+                        });
+                    }
                 }
             }
         }
@@ -163,35 +224,68 @@ fn nonzero_delta(rng: &mut StdRng, max: i64) -> i64 {
     }
 }
 
-/// The adds and deletes of a history and the read whose invoke is at `read`.
+/// The adds and deletes reaching the counter the read invoked at `read` reads (a retry
+/// joined with the attempts before it into one op), and that read.
 fn intervals(ops: &[Op], read: usize) -> (Vec<Interval>, Interval) {
-    let mut changes = Vec::new();
-    let mut target = None;
+    let key = ops[read].key.clone().unwrap_or_default();
+    let partition = key
+        .split_once('/')
+        .map_or(key.as_str(), |(p, _)| p)
+        .to_string();
+    let completion = |i: usize| {
+        let at = ops[i + 1..]
+            .iter()
+            .position(|o| o.process == ops[i].process)?;
+        Some((i + 1 + at, ops[i + 1 + at].kind))
+    };
+    // Each add's first attempt, and per first attempt: (first ok, any attempt may apply).
+    let mut root: std::collections::HashMap<usize, usize> = Default::default();
+    let mut changes: std::collections::BTreeMap<usize, (Option<usize>, bool, Option<i64>)> =
+        Default::default();
     for (i, op) in ops.iter().enumerate() {
         if op.kind != OpType::Invoke {
             continue;
         }
-        let completion = ops[i + 1..].iter().position(|o| o.process == op.process);
-        let completion = completion.map(|at| (i + 1 + at, ops[i + 1 + at].kind));
-        let ok_at = completion.filter(|c| c.1 == OpType::Ok).map(|c| c.0);
-        let interval = |delta| Interval {
-            invoke: i,
+        let reaches = match op.f {
+            F::Add => op.key.as_deref() == Some(&key),
+            F::Delete => op.key.as_deref() == Some(&key) || op.key.as_deref() == Some(&partition),
+            _ => false,
+        };
+        if !reaches {
+            continue;
+        }
+        let first = op
+            .retry_of
+            .and_then(|r| root.get(&(r as usize)).copied())
+            .unwrap_or(i);
+        root.insert(i, first);
+        let entry = changes.entry(first).or_insert((None, false, op.delta()));
+        match completion(i) {
+            Some((at, OpType::Ok)) => {
+                entry.0 = Some(entry.0.map_or(at, |earlier| earlier.min(at)));
+                entry.1 = true;
+            }
+            Some((_, OpType::Fail)) => {}
+            _ => entry.1 = true,
+        }
+    }
+    let changes = changes
+        .into_iter()
+        .filter(|(_, (_, may_apply, _))| *may_apply)
+        .map(|(invoke, (ok_at, _, delta))| Interval {
+            invoke,
             complete: ok_at,
             mandatory: ok_at.is_some(),
             delta,
-        };
-        match op.f {
-            F::Add if completion.is_none_or(|c| c.1 != OpType::Fail) => {
-                changes.push(interval(op.delta()))
-            }
-            F::Delete if completion.is_none_or(|c| c.1 != OpType::Fail) => {
-                changes.push(interval(None))
-            }
-            F::Read if i == read => target = Some(interval(None)),
-            _ => {}
-        }
-    }
-    (changes, target.expect("the read is in the history"))
+        })
+        .collect();
+    let target = Interval {
+        invoke: read,
+        complete: completion(read).map(|c| c.0),
+        mandatory: true,
+        delta: None,
+    };
+    (changes, target)
 }
 
 /// Every count some legal order of the history gives the read invoked at `read`.
@@ -367,8 +461,15 @@ fn tightness_on_general_histories() {
         ("and timed-out deletes", GENERAL),
     ] {
         let (mut reads, mut loose_reads, mut extra_values, mut true_values) = (0u64, 0, 0, 0);
+        let (mut retries, mut partition_deletes) = (0, 0);
         for seed in 0..n {
             let ops = ideal_history(seed, shape);
+            retries += ops.iter().filter(|op| op.retry_of.is_some()).count();
+            partition_deletes += (ops.iter())
+                .filter(|op| {
+                    op.f == F::Delete && op.kind == OpType::Invoke && op.key.as_deref() == Some("c")
+                })
+                .count();
             for read in ok_reads(&ops) {
                 let truth = brute_force(&ops, read);
                 let allowed = checker_allows(&ops, read);
@@ -384,8 +485,9 @@ fn tightness_on_general_histories() {
             }
         }
         println!(
-            "{name}: {n} histories, {reads} reads: {loose_reads} reads ({:.2}%) allow a value no \
-             order gives; {extra_values} such values against {true_values} true ones ({:.2}%)",
+            "{name}: {n} histories ({retries} retries, {partition_deletes} partition deletes), \
+             {reads} reads: {loose_reads} reads ({:.2}%) allow a value no order gives; \
+             {extra_values} such values against {true_values} true ones ({:.2}%)",
             100.0 * loose_reads as f64 / reads.max(1) as f64,
             100.0 * extra_values as f64 / true_values.max(1) as f64,
         );

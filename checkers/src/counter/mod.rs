@@ -46,7 +46,7 @@ struct Logical {
     start: u64,
     attempts: Vec<u64>,
     open: u32,
-    info: bool,
+    info_at: Option<u64>,
     ok_at: Option<u64>,
     floating: bool,
     /// For a delete: the most each counter could hold just before it.
@@ -56,11 +56,11 @@ struct Logical {
 impl Logical {
     /// How it stands: none once every attempt failed.
     fn end(&self) -> Option<End> {
-        match (self.ok_at, self.open, self.info) {
+        match (self.ok_at, self.open, self.info_at) {
             (Some(b), _, _) => Some(End::At(b)),
             (None, 1.., _) => Some(End::Open),
-            (None, 0, true) => Some(End::Never),
-            (None, 0, false) => None,
+            (None, 0, Some(at)) => Some(End::Never(at)),
+            (None, 0, None) => None,
         }
     }
 
@@ -179,6 +179,11 @@ impl CounterChecker {
             return;
         }
         if op.kind == OpType::Invoke {
+            // A process that invokes again before its last op returned (malformed, but seen
+            // in the wild) abandoned that op: it may take effect any time, or never.
+            if let Some(abandoned) = self.open.remove(&op.process) {
+                self.abandon(abandoned, event);
+            }
             let open = self.invoke(op, event);
             self.open.insert(op.process.clone(), open);
         } else if let Some(open) = self.open.remove(&op.process) {
@@ -190,14 +195,8 @@ impl CounterChecker {
     pub fn finish(mut self) -> CounterResult {
         let end = self.event;
         let open: Vec<Open> = self.open.drain().map(|(_, open)| open).collect();
-        let mut keys: Vec<String> = Vec::new();
         for open in open {
-            match open {
-                Open::Change { root } => keys.extend(self.resolve(root, OpType::Info, end)),
-                Open::Read { key, id } => self.drop_read(&key, id),
-                Open::Scan(scan) => scan.reads.iter().for_each(|(k, id)| self.drop_read(k, *id)),
-                Open::Unchecked => {}
-            }
+            self.abandon(open, end);
         }
         let all: Vec<String> = self.counters.keys().cloned().collect();
         for key in &all {
@@ -221,6 +220,21 @@ impl CounterChecker {
             Validity::Valid
         };
         result
+    }
+
+    /// An op that will never return: a change may take effect any time or never; a read
+    /// returned nothing to judge.
+    fn abandon(&mut self, open: Open, event: u64) {
+        match open {
+            Open::Change { root } => {
+                for key in self.resolve(root, OpType::Info, event) {
+                    self.progress(&key, event);
+                }
+            }
+            Open::Read { key, id } => self.drop_read(&key, id),
+            Open::Scan(scan) => scan.reads.iter().for_each(|(k, id)| self.drop_read(k, *id)),
+            Open::Unchecked => {}
+        }
     }
 
     fn invoke(&mut self, op: &Op, event: u64) -> Open {
@@ -357,7 +371,7 @@ impl CounterChecker {
             start: event,
             attempts: vec![op.index],
             open: 1,
-            info: false,
+            info_at: None,
             ok_at: None,
             floating: false,
             before,
@@ -383,14 +397,14 @@ impl CounterChecker {
             OpType::Ok => {
                 logical.ok_at.get_or_insert(event);
             }
-            OpType::Info => logical.info = true,
+            OpType::Info => logical.info_at = Some(event),
             _ => {}
         }
         let end = logical.end();
         let (target, delta, start) = (logical.target.clone(), logical.delta, logical.start);
         let partition_delete = logical.is_partition_delete();
         let before = logical.before.clone();
-        let done = logical.open == 0 && end != Some(End::Never);
+        let done = logical.open == 0 && !matches!(end, Some(End::Never(_)));
         let keys = self.reached(&target, delta);
         for key in &keys {
             let counter = self.counters.get_mut(key).expect("reached");
@@ -406,9 +420,9 @@ impl CounterChecker {
             }
         }
         if first_ok {
-            self.result.increments += delta.unwrap_or(0);
+            self.result.increments = self.result.increments.saturating_add(delta.unwrap_or(0));
         }
-        if partition_delete && end != Some(End::Never) && end != Some(End::Open) {
+        if partition_delete && matches!(end, Some(End::At(_)) | None) {
             if let Some(live) = self.partition_deletes.get_mut(&target) {
                 live.retain(|r| *r != root);
             }
@@ -490,6 +504,12 @@ impl CounterChecker {
             if scan.reads.iter().any(|(k, _)| *k == key) {
                 continue;
             }
+            if self.counters.contains_key(&key) {
+                // Known, yet not in the scanned partition's list: a scan of a key that is
+                // not a partition. Nothing to judge it against.
+                self.result.unchecked_reads += 1;
+                continue;
+            }
             // No add ever named this counter: it allows only 0.
             self.counter(&key);
             self.next_read += 1;
@@ -533,7 +553,7 @@ impl CounterChecker {
             .min()
             .unwrap_or(Some(event));
         if let Some(limit) = limit {
-            for root in counter.timeline.settle(limit.min(event)) {
+            for root in counter.timeline.settle(limit.min(event), event) {
                 if let Some(logical) = self.logical.get_mut(&root) {
                     logical.floating = true;
                     self.floating.push_back(root);

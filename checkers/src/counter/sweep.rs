@@ -160,7 +160,10 @@ fn push_outcomes(frame: &Frame, choice: Choice, sums: &Sums, out: &mut Vec<Outco
     for &(a, b) in sums {
         for &(c, d) in frame.floating.ranges() {
             for &(e, f) in base {
-                let (lo, hi) = (a + c + e, b + d + f);
+                let (lo, hi) = (
+                    a.saturating_add(c).saturating_add(e),
+                    b.saturating_add(d).saturating_add(f),
+                );
                 if out.last().is_some_and(|o| (o.lo, o.hi) == (lo, hi)) {
                     continue;
                 }
@@ -184,11 +187,11 @@ fn evaluate(frame: &Frame, choice: Choice) -> Option<Sums> {
                 }
             }
             Some(delta) => match part(frame, op, choice) {
-                Part::Forced => forced += delta,
+                Part::Forced => forced = forced.saturating_add(delta),
                 Part::Free => {
-                    low += delta.min(0);
-                    high += delta.max(0);
-                    units &= delta.abs() <= 1;
+                    low = low.saturating_add(delta.min(0));
+                    high = high.saturating_add(delta.max(0));
+                    units &= delta.unsigned_abs() <= 1;
                 }
                 Part::Out => {}
             },
@@ -199,13 +202,18 @@ fn evaluate(frame: &Frame, choice: Choice) -> Option<Sums> {
     }
     // Units make one range; each larger delta splits it in two.
     let large = frame.ops.iter().filter_map(|op| match op.delta {
-        Some(delta) if delta.abs() > 1 && part(frame, op, choice) == Part::Free => Some(delta),
+        Some(delta) if delta.unsigned_abs() > 1 && part(frame, op, choice) == Part::Free => {
+            Some(delta)
+        }
         _ => None,
     });
     let (large_low, large_high) = large
         .clone()
         .fold((0, 0), |(l, h), d| (l + d.min(0), h + d.max(0)));
-    let units = (forced + low - large_low, forced + high - large_high);
+    let units = (
+        forced.saturating_add(low).saturating_sub(large_low),
+        forced.saturating_add(high).saturating_sub(large_high),
+    );
     let sums = RangeSet::subset_sums(units, large);
     Some(Sums::Set(sums))
 }

@@ -17,8 +17,9 @@ pub enum End {
     Open,
     /// It took effect by this event.
     At(u64),
-    /// It timed out: it may take effect any time after its invoke, or never.
-    Never,
+    /// It timed out (last at this event): it may take effect any time after its invoke, or
+    /// never.
+    Never(u64),
 }
 
 impl End {
@@ -26,7 +27,7 @@ impl End {
     pub fn at(self) -> Option<u64> {
         match self {
             End::At(b) => Some(b),
-            End::Open | End::Never => None,
+            End::Open | End::Never(_) => None,
         }
     }
 }
@@ -45,6 +46,11 @@ pub struct WindowOp {
     /// It may not have taken effect even if it ended ok (it floated before a retry).
     pub loose: bool,
 }
+
+/// How many events after its timeout an add stays in play, holding back the deletes after
+/// it, so that a retry can still join it exactly. A later retry is judged loosely (it may
+/// count for nothing), which only widens bounds. The driver retries at once.
+pub const RETRY_GRACE: u64 = 200;
 
 /// What the sweep reads: the settled past and the ops in play.
 pub struct Frame<'a> {
@@ -181,18 +187,21 @@ impl Timeline {
         }
     }
 
-    /// Settles the past up to event `limit` at most, as far as the ops in play allow.
-    /// Returns the ids of adds that now float.
-    pub fn settle(&mut self, limit: u64) -> Vec<u64> {
-        let Some(h) = self.settle_point(limit) else {
+    /// Settles the past up to event `limit` at most, as far as the ops in play allow, at
+    /// event `now`. Returns the ids of adds that now float.
+    pub fn settle(&mut self, limit: u64, now: u64) -> Vec<u64> {
+        let Some(h) = self.settle_point(limit, now) else {
             return Vec::new();
         };
         let settles = |op: &WindowOp| match op.end {
             End::At(b) => b <= h,
-            End::Never => op.start <= h && op.delta.is_none(),
+            End::Never(_) => op.start <= h && op.delta.is_none(),
             End::Open => false,
         };
-        let floats = |op: &WindowOp| op.end == End::Never && op.start <= h && op.delta.is_some();
+        let floats = |op: &WindowOp| match op.end {
+            End::Never(at) => op.delta.is_some() && op.start <= h && at + RETRY_GRACE <= now,
+            _ => false,
+        };
         if !self.ops.iter().any(|op| settles(op) || floats(op)) {
             return Vec::new();
         }
@@ -213,7 +222,7 @@ impl Timeline {
             self.floating.push((op.id, op.delta.unwrap_or(0)));
             self.floating_sums = self.floating_sums.with_optional(op.delta.unwrap_or(0));
         }
-        self.floating_delete |= settled.iter().any(|op| op.end == End::Never);
+        self.floating_delete |= settled.iter().any(|op| matches!(op.end, End::Never(_)));
         let deletes_ended = settled.iter().filter(|op| op.delta.is_none());
         if let Some(b) = deletes_ended.filter_map(|op| op.end.at()).max() {
             self.last_settled_delete = Some(b);
@@ -224,7 +233,7 @@ impl Timeline {
     }
 
     /// The latest event the past can be settled to, if later than the current floor.
-    fn settle_point(&self, limit: u64) -> Option<u64> {
+    fn settle_point(&self, limit: u64, now: u64) -> Option<u64> {
         let mut h = limit;
         for op in self.ops.iter().filter(|op| op.delta.is_none()) {
             if op.end == End::Open {
@@ -246,7 +255,7 @@ impl Timeline {
                         && match op.end {
                             End::Open => true,
                             End::At(e) => e > h,
-                            End::Never => false,
+                            End::Never(at) => at + RETRY_GRACE > now,
                         }
                 };
                 if b > h || self.ops.iter().any(add_in_play) {
