@@ -28,6 +28,29 @@ pub enum Command {
     Export(ExportArgs),
     /// Serve one bundled counter node (started by `run`; useful by hand too).
     Node(NodeArgs),
+    /// Rebuild the charts and report pages of run folders, and the index of runs.
+    Report(ReportArgs),
+    /// Serve the results folder on 127.0.0.1 for browsing the reports.
+    Serve(ServeArgs),
+}
+
+/// `checker report`.
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// A run folder, or a folder of runs (`results/`, laid out `<workload>/<stamp>/`).
+    #[arg(default_value = "results")]
+    pub path: PathBuf,
+}
+
+/// `checker serve`.
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// The folder of runs to serve.
+    #[arg(long, default_value = "results")]
+    pub dir: PathBuf,
+    /// The port on 127.0.0.1 (0: any free one, printed).
+    #[arg(long, default_value_t = 8080)]
+    pub port: u16,
 }
 
 /// `checker lin`.

@@ -7,9 +7,9 @@ use checker::analysis::BadInput;
 use checker::cli::{Cli, Command, NodeArgs, RunArgs};
 use checker::node::settings::ClusterSettings;
 use checker::node::{serve, NodeConfig};
-use checker::offline;
 use checker::run::{run, RunPlan};
 use checker::workload;
+use checker::{browse, offline};
 use checkers::Validity;
 use clap::Parser;
 use std::process::ExitCode;
@@ -85,6 +85,8 @@ async fn dispatch(command: Command) -> anyhow::Result<Done> {
         Command::Lin(args) => offline::lin(args).map(Done::Verdict),
         Command::Export(args) => offline::export(args).map(|()| Done::NoVerdict),
         Command::Node(args) => node(args).await.map(|()| Done::NoVerdict),
+        Command::Report(args) => browse::report(args).map(|()| Done::NoVerdict),
+        Command::Serve(args) => browse::serve(args).await.map(|()| Done::NoVerdict),
     }
 }
 

@@ -1,9 +1,9 @@
 //! `checker run`: start a cluster, drive the workload, check the history, chart it.
 
-use crate::analysis::{analyse, write_json, BadInput, Target};
+use crate::analysis::{write_json, BadInput};
 use crate::cluster::Cluster;
 use crate::driver::{drive, final_reads, HttpClient, Nemesis, Progress, Recorder};
-use crate::report::{plots, summary};
+use crate::report::summary;
 use crate::run_folder::RunFolder;
 use crate::workload::nemesis;
 use crate::workload::Workload;
@@ -145,6 +145,7 @@ pub async fn run(plan: RunPlan) -> anyhow::Result<Validity> {
     folder
         .link_latest(&plan.results)
         .context("updating the latest links")?;
+    crate::report::index::write(&plan.results).context("writing the index of runs")?;
     Ok(verdict)
 }
 
@@ -211,16 +212,10 @@ async fn drive_load(
     Ok(())
 }
 
-/// Checks the run's history, writes results.json, renders the charts, prints the summary.
+/// Checks the run's history, writes results.json, the charts and the report page, prints
+/// the summary.
 fn report(folder: &RunFolder) -> anyhow::Result<Validity> {
-    let target = Target {
-        history: folder.history(),
-        run_dir: Some(folder.dir.clone()),
-    };
-    let results = analyse(&target, true)?;
-    let (ops, _) = checkers::history::read_jsonl(&folder.history()).map_err(BadInput::from)?;
-    plots::render_all(&ops, &results.checkers.counter.read_bounds, &folder.plots())
-        .context("rendering the charts")?;
+    let results = crate::report::folder::render(&folder.dir)?;
     print!("{}", summary::render(&results, Some(&folder.dir)));
     Ok(results.valid)
 }

@@ -71,6 +71,12 @@ pub struct TombstonesResult {
     /// The width of each bucket of `over_time`, seconds.
     #[serde(default)]
     pub bucket_s: u64,
+    /// The warn threshold reads were held to.
+    #[serde(default)]
+    pub warn_threshold: u64,
+    /// The failure threshold reads were held to.
+    #[serde(default)]
+    pub fail_threshold: u64,
 }
 
 /// Reads and their tombstones in one stretch of time.
@@ -208,6 +214,8 @@ impl TombstoneChecker {
 
     /// Ends the history.
     pub fn finish(mut self) -> TombstonesResult {
+        self.result.warn_threshold = self.thresholds.warn;
+        self.result.fail_threshold = self.thresholds.fail;
         self.result.valid = if self.result.violations > 0 {
             Validity::Invalid
         } else {

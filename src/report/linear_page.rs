@@ -2,6 +2,7 @@
 //! timeline, one row per process, with the longest partial linearization numbered in order
 //! and the op that cannot follow it in red. Opens from disk; no scripts, no network.
 
+use super::html::escape;
 use checkers::linear::{LinResult, PartitionFailure};
 use checkers::{Op, OpType, Process};
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -53,13 +54,6 @@ impl Drawn<'_> {
         };
         format!("{call}{result}")
     }
-}
-
-fn escape(text: &str) -> String {
-    text.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
 }
 
 /// Renders the page for one failing partition of `result`, from the checked history.

@@ -1,6 +1,9 @@
 //! PNG charts of a run: operation latency, throughput, and the hot counter's reads against their bounds.
 
-use checkers::counter::ReadBounds;
+use super::fault_shading;
+use checkers::counter::{Direction, ReadBounds};
+use checkers::stats::FaultWindow;
+use checkers::tombstones::Thresholds;
 use checkers::{Op, OpType, Process, F};
 use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
 use plotters::coord::types::RangedCoordf64;
@@ -14,7 +17,7 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 /// The font every chart's text is set in, embedded so that no system font is needed.
-const FONT_BYTES: &[u8] = include_bytes!("../../assets/fonts/DejaVuSans.ttf");
+const FONT_BYTES: &[u8] = include_bytes!("../../../assets/fonts/DejaVuSans.ttf");
 /// The family the embedded font is registered under.
 const FONT: &str = "sans-serif";
 /// Width and height of every chart, in pixels.
@@ -40,6 +43,8 @@ const FAIL_COLOUR: RGBColor = RGBColor(214, 39, 40);
 const OVER_COLOUR: RGBColor = RGBColor(214, 39, 40);
 /// Colour of a read below its lower bound.
 const UNDER_COLOUR: RGBColor = RGBColor(31, 119, 180);
+/// Reads that brought back deleted counts.
+const RESURRECTION_COLOUR: RGBColor = RGBColor(148, 0, 211);
 /// Colour of a read's allowed range.
 const BAND_COLOUR: RGBColor = RGBColor(200, 200, 200);
 /// Colour of a read within its bounds.
@@ -110,31 +115,174 @@ pub fn spans(history: &[Op]) -> Vec<Span> {
     spans
 }
 
-/// Draws every chart into `dir` (created if missing) and returns the files written.
-pub fn render_all(
-    history: &[Op],
-    reads: &[ReadBounds],
-    dir: &Path,
-) -> Result<Vec<PathBuf>, PlotError> {
+mod errors;
+mod quantiles;
+mod tombstones;
+mod unknown;
+
+/// What the charts are drawn from.
+pub struct Charts<'a> {
+    /// The history.
+    pub history: &'a [Op],
+    /// Every checked read's bounds.
+    pub reads: &'a [ReadBounds],
+    /// The nemesis's fault windows, shaded on every time chart.
+    pub faults: &'a [FaultWindow],
+    /// The thresholds drawn on the tombstones chart.
+    pub tombstones: Thresholds,
+}
+
+/// How many counters beside the hot one get a chart of their own: those with the most reads
+/// out of bounds.
+const WORST_COUNTERS: usize = 2;
+
+/// Draws every chart into `dir` (created if missing), each as a PNG for viewing and an SVG
+/// for the report, and returns the files written.
+pub fn render_all(input: &Charts, dir: &Path) -> Result<Vec<PathBuf>, PlotError> {
     register_font()?;
     std::fs::create_dir_all(dir).map_err(|source| PlotError::Dir {
         path: dir.to_path_buf(),
         source,
     })?;
-    let spans = spans(history);
-    let mut written = vec![
-        write_png(dir.join("latency.png"), |root| draw_latency(root, &spans))?,
-        write_png(dir.join("throughput.png"), |root| {
-            draw_throughput(root, &spans)
-        })?,
-    ];
-    if let Some(key) = hot_key(reads) {
-        let hot: Vec<&ReadBounds> = reads.iter().filter(|read| read.key == key).collect();
-        written.push(write_png(dir.join("counter.png"), |root| {
-            draw_counter(root, key, &hot)
-        })?);
+    let (reads, faults) = (input.reads, input.faults);
+    let spans = spans(input.history);
+    let mut written = Vec::new();
+    written.extend(write_chart(dir, "latency", &Latency(&spans, faults))?);
+    written.extend(write_chart(
+        dir,
+        "latency-quantiles",
+        &Quantiles(&spans, faults),
+    )?);
+    written.extend(write_chart(
+        dir,
+        "throughput",
+        &ThroughputChart(&spans, faults),
+    )?);
+    written.extend(write_chart(
+        dir,
+        "unknown-outcomes",
+        &Unknown(&spans, faults),
+    )?);
+    let hot = hot_key(reads);
+    let worst = worst_keys(reads).into_iter().filter(|k| Some(*k) != hot);
+    let keys: Vec<&str> = hot.into_iter().chain(worst.take(WORST_COUNTERS)).collect();
+    for (i, key) in keys.iter().enumerate() {
+        let of_key: Vec<&ReadBounds> = reads.iter().filter(|read| read.key == *key).collect();
+        let name = if i == 0 {
+            "counter".to_string()
+        } else {
+            format!("counter-{}", i + 1)
+        };
+        written.extend(write_chart(
+            dir,
+            &name,
+            &CounterChart(key, &of_key, faults),
+        )?);
+    }
+    if !reads.is_empty() {
+        written.extend(write_chart(dir, "errors", &Errors(reads))?);
+    }
+    let scanned = tombstones::scanned(input.history);
+    if !scanned.is_empty() {
+        let chart = Tombstones(&scanned, input.tombstones, faults);
+        written.extend(write_chart(dir, "tombstones", &chart)?);
     }
     Ok(written)
+}
+
+/// Keys with reads out of bounds, the most such reads first.
+fn worst_keys(reads: &[ReadBounds]) -> Vec<&str> {
+    let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
+    for read in reads.iter().filter(|r| r.error().is_some()) {
+        *counts.entry(read.key.as_str()).or_default() += 1;
+    }
+    let mut keys: Vec<(&str, usize)> = counts.into_iter().collect();
+    keys.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+    keys.into_iter().map(|(key, _)| key).collect()
+}
+
+/// The latency quantiles chart.
+struct Quantiles<'a>(&'a [Span], &'a [FaultWindow]);
+
+impl Drawing for Quantiles<'_> {
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Drawn {
+        quantiles::draw(root, self.0, self.1)
+    }
+}
+
+/// The unknown-outcomes chart.
+struct Unknown<'a>(&'a [Span], &'a [FaultWindow]);
+
+impl Drawing for Unknown<'_> {
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Drawn {
+        unknown::draw(root, self.0, self.1)
+    }
+}
+
+/// The error histogram.
+struct Errors<'a>(&'a [ReadBounds]);
+
+impl Drawing for Errors<'_> {
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Drawn {
+        errors::draw(root, self.0)
+    }
+}
+
+/// The tombstones chart.
+struct Tombstones<'a>(&'a [(f64, u64)], Thresholds, &'a [FaultWindow]);
+
+impl Drawing for Tombstones<'_> {
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Drawn {
+        tombstones::draw(root, self.0, self.1, self.2)
+    }
+}
+
+/// A chart that can be drawn on any plotters backend (bitmap or SVG).
+trait Drawing {
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Drawn;
+}
+
+/// The latency chart of these spans.
+struct Latency<'a>(&'a [Span], &'a [FaultWindow]);
+
+impl Drawing for Latency<'_> {
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Drawn {
+        draw_latency(root, self.0, self.1)
+    }
+}
+
+/// The throughput chart of these spans.
+struct ThroughputChart<'a>(&'a [Span], &'a [FaultWindow]);
+
+impl Drawing for ThroughputChart<'_> {
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Drawn {
+        draw_throughput(root, self.0, self.1)
+    }
+}
+
+/// The counter chart of one key's reads.
+struct CounterChart<'a>(&'a str, &'a [&'a ReadBounds], &'a [FaultWindow]);
+
+impl Drawing for CounterChart<'_> {
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Drawn {
+        draw_counter(root, self.0, self.1, self.2)
+    }
+}
+
+/// Draws `chart` as `dir/<name>.png` and `dir/<name>.svg`; returns both paths.
+fn write_chart(dir: &Path, name: &str, chart: &impl Drawing) -> Result<[PathBuf; 2], PlotError> {
+    let png = write_png(dir.join(format!("{name}.png")), |root| chart.draw(root))?;
+    let svg = dir.join(format!("{name}.svg"));
+    let result = {
+        let root = SVGBackend::new(&svg, SIZE).into_drawing_area();
+        chart
+            .draw(&root)
+            .and_then(|()| root.present().map_err(failed))
+    };
+    match result {
+        Ok(()) => Ok([png, svg]),
+        Err(message) => Err(PlotError::Draw { path: svg, message }),
+    }
 }
 
 /// A point on the canvas, in pixels.
@@ -331,19 +479,20 @@ fn outline(f: &F) -> Vec<Px> {
 }
 
 /// The latency chart: one marker per completed client op, coloured by outcome, shaped by f.
-fn draw_latency<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, spans: &[Span]) -> Drawn {
+fn draw_latency<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    spans: &[Span],
+    faults: &[FaultWindow],
+) -> Drawn {
     let labels = Labels {
         title: "Latency of client operations",
         x: "time since start (s)",
         y: "latency (ms, log scale)",
     };
     let end = spans.iter().map(Span::end).max().unwrap_or(0);
-    let mut chart = chart(
-        root,
-        &labels,
-        time_axis(end),
-        latency_axis(spans).log_scale(),
-    )?;
+    let (x, y) = (time_axis(end), latency_axis(spans));
+    let mut chart = chart(root, &labels, x.clone(), y.clone().log_scale())?;
+    fault_shading::shade(&mut chart, faults, x.end, (y.start, y.end))?;
     for kind in OUTCOMES {
         let outcome: Vec<&Span> = spans.iter().filter(|span| span.kind == kind).collect();
         let colour = outcome_colour(kind);
@@ -429,7 +578,11 @@ fn steps(points: &[(f64, f64)], width: f64) -> Vec<(f64, f64)> {
 }
 
 /// The throughput chart: completions per second over time, one line per (f, outcome).
-fn draw_throughput<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, spans: &[Span]) -> Drawn {
+fn draw_throughput<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    spans: &[Span],
+    faults: &[FaultWindow],
+) -> Drawn {
     let Throughput { width, lines } = throughput(spans);
     let title = format!("Throughput of client operations ({width} s buckets)");
     let labels = Labels {
@@ -444,7 +597,8 @@ fn draw_throughput<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, spans: &[S
     let buckets = lines.first().map_or(0, |line| line.points.len());
     let x = 0.0..(buckets as u64 * width).max(1) as f64;
     let y = 0.0..headroom(0.0, if top > 0.0 { top } else { 1.0 });
-    let mut chart = chart(root, &labels, x, y)?;
+    let mut chart = chart(root, &labels, x.clone(), y.clone())?;
+    fault_shading::shade(&mut chart, faults, x.end, (y.start, y.end))?;
     for line in &lines {
         draw_line(&mut chart, line, width as f64)?;
     }
@@ -545,18 +699,22 @@ struct ReadGroups<'r> {
     fine: Vec<&'r ReadBounds>,
     under: Vec<&'r ReadBounds>,
     over: Vec<&'r ReadBounds>,
+    resurrected: Vec<&'r ReadBounds>,
 }
 
 /// Splits reads by whether they are within bounds; only those within bounds are thinned.
 fn group_reads<'r>(reads: &[&'r ReadBounds]) -> ReadGroups<'r> {
+    let (resurrected, rest): (Vec<&ReadBounds>, Vec<&ReadBounds>) =
+        reads.iter().partition(|r| r.resurrection);
     let (over, rest): (Vec<&ReadBounds>, Vec<&ReadBounds>) =
-        reads.iter().partition(|r| r.overcount() > 0);
+        rest.into_iter().partition(|r| r.overcount() > 0);
     let (under, fine): (Vec<&ReadBounds>, Vec<&ReadBounds>) =
         rest.into_iter().partition(|r| r.undercount() > 0);
     ReadGroups {
         fine: thin(&fine).copied().collect(),
         under,
         over,
+        resurrected,
     }
 }
 
@@ -565,6 +723,7 @@ fn draw_counter<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     key: &str,
     reads: &[&ReadBounds],
+    faults: &[FaultWindow],
 ) -> Drawn {
     let title = format!("Reads of {key} against the values the history allows");
     let labels = Labels {
@@ -573,11 +732,19 @@ fn draw_counter<DB: DrawingBackend>(
         y: "counter value",
     };
     let end = reads.iter().map(|r| r.time).max().unwrap_or(0);
-    let mut chart = chart(root, &labels, time_axis(end), counter_axis(reads))?;
+    let (x, y) = (time_axis(end), counter_axis(reads));
+    let mut chart = chart(root, &labels, x.clone(), y.clone())?;
+    fault_shading::shade(&mut chart, faults, x.end, (y.start, y.end))?;
     let groups = group_reads(reads);
     draw_reads(&mut chart, &groups.fine, (BAND_COLOUR, VALUE_COLOUR, 2))?;
     draw_reads(&mut chart, &groups.under, (UNDER_COLOUR, UNDER_COLOUR, 4))?;
     draw_reads(&mut chart, &groups.over, (OVER_COLOUR, OVER_COLOUR, 4))?;
+    let resurrected = &groups.resurrected;
+    draw_reads(
+        &mut chart,
+        resurrected,
+        (RESURRECTION_COLOUR, RESURRECTION_COLOUR, 5),
+    )?;
     let (over, under) = (groups.over.len(), groups.under.len());
     let range = "allowed range [lower, upper]".to_string();
     entry(&mut chart, range, |(x, y)| {
@@ -586,7 +753,10 @@ fn draw_counter<DB: DrawingBackend>(
             BAND_COLOUR.stroke_width(3),
         )
     })?;
-    let value = format!("read within bounds ({})", reads.len() - over - under);
+    let value = format!(
+        "read within bounds ({})",
+        reads.len() - over - under - resurrected.len()
+    );
     entry(&mut chart, value, dot(VALUE_COLOUR))?;
     entry(&mut chart, format!("overcount ({over})"), dot(OVER_COLOUR))?;
     entry(
@@ -594,6 +764,8 @@ fn draw_counter<DB: DrawingBackend>(
         format!("undercount ({under})"),
         dot(UNDER_COLOUR),
     )?;
+    let resurrections = format!("resurrection ({})", resurrected.len());
+    entry(&mut chart, resurrections, dot(RESURRECTION_COLOUR))?;
     legend(&mut chart)
 }
 
@@ -605,6 +777,18 @@ mod tests {
     use serde_json::Value;
 
     const MS: u64 = 1_000_000;
+
+    /// The charts every history gets, in order.
+    const LATENCY_AND_THROUGHPUT: [&str; 8] = [
+        "latency.png",
+        "latency.svg",
+        "latency-quantiles.png",
+        "latency-quantiles.svg",
+        "throughput.png",
+        "throughput.svg",
+        "unknown-outcomes.png",
+        "unknown-outcomes.svg",
+    ];
 
     /// A small history: ok, info and fail adds, two reads of the hot key (one overcounting), one of another.
     fn history() -> Vec<Op> {
@@ -649,6 +833,16 @@ mod tests {
         }
     }
 
+    /// The charts' input without faults, at Cassandra's thresholds.
+    fn charts<'a>(history: &'a [Op], reads: &'a [ReadBounds]) -> Charts<'a> {
+        Charts {
+            history,
+            reads,
+            faults: &[],
+            tombstones: Thresholds::default(),
+        }
+    }
+
     /// A span, briefly.
     fn span(f: F, kind: OpType, start: u64, latency: u64) -> Span {
         Span {
@@ -685,6 +879,22 @@ mod tests {
         let width = u32::from_be_bytes(bytes[16..20].try_into().expect("4 bytes"));
         let height = u32::from_be_bytes(bytes[20..24].try_into().expect("4 bytes"));
         assert_eq!((width, height), SIZE, "{}", path.display());
+    }
+
+    /// Asserts that `path` is a PNG or an SVG of the chart size.
+    fn assert_chart_of_chart_size(path: &Path) {
+        if path.extension().is_some_and(|e| e == "svg") {
+            let text = std::fs::read_to_string(path).expect("the chart file");
+            let size = format!("width=\"{}\" height=\"{}\"", SIZE.0, SIZE.1);
+            assert!(
+                text.starts_with("<svg") && text.contains(&size),
+                "{}",
+                path.display()
+            );
+            assert!(text.contains("<text"), "{} has no text", path.display());
+        } else {
+            assert_png_of_chart_size(path);
+        }
     }
 
     /// Draws into an in-memory RGB buffer of the chart size.
@@ -735,26 +945,31 @@ mod tests {
     }
 
     #[test]
-    fn render_all_writes_three_pngs_of_1200_by_600() {
+    fn render_all_writes_three_charts_of_1200_by_600_as_png_and_svg() {
         let dir = tempfile::tempdir().expect("a temporary folder");
         let out = dir.path().join("plots");
         let history = history();
-        let written = render_all(&history, &read_bounds(&history), &out).expect("rendered");
+        let written =
+            render_all(&charts(&history, &read_bounds(&history)), &out).expect("rendered");
         assert_eq!(
             names(&written),
-            ["latency.png", "throughput.png", "counter.png"]
+            [
+                LATENCY_AND_THROUGHPUT.as_slice(),
+                &["counter.png", "counter.svg", "errors.png", "errors.svg"]
+            ]
+            .concat()
         );
         for path in &written {
             assert!(path.starts_with(&out));
-            assert_png_of_chart_size(path);
+            assert_chart_of_chart_size(path);
         }
     }
 
     #[test]
     fn render_all_skips_the_counter_chart_without_reads() {
         let dir = tempfile::tempdir().expect("a temporary folder");
-        let written = render_all(&history(), &[], dir.path()).expect("rendered");
-        assert_eq!(names(&written), ["latency.png", "throughput.png"]);
+        let written = render_all(&charts(&history(), &[]), dir.path()).expect("rendered");
+        assert_eq!(names(&written), LATENCY_AND_THROUGHPUT);
         assert!(!dir.path().join("counter.png").exists());
     }
 
@@ -769,11 +984,11 @@ mod tests {
         );
         for history in [vec![], vec![nemesis]] {
             let dir = tempfile::tempdir().expect("a temporary folder");
-            let written = render_all(&history, &[], dir.path()).expect("rendered");
-            assert_eq!(names(&written), ["latency.png", "throughput.png"]);
+            let written = render_all(&charts(&history, &[]), dir.path()).expect("rendered");
+            assert_eq!(names(&written), LATENCY_AND_THROUGHPUT);
             written
                 .iter()
-                .for_each(|path| assert_png_of_chart_size(path));
+                .for_each(|path| assert_chart_of_chart_size(path));
         }
     }
 
@@ -810,8 +1025,8 @@ mod tests {
         let mut with_fail = ok.clone();
         with_fail.push(span(F::Read, OpType::Fail, MS, 5 * MS));
         let (ok, with_fail) = (
-            render(|root| draw_latency(root, &ok)),
-            render(|root| draw_latency(root, &with_fail)),
+            render(|root| draw_latency(root, &ok, &[])),
+            render(|root| draw_latency(root, &with_fail, &[])),
         );
         assert!(pixels(&with_fail, FAIL_COLOUR) > pixels(&ok, FAIL_COLOUR));
         assert!(pixels(&ok, OK_COLOUR) > 0);
@@ -822,7 +1037,7 @@ mod tests {
         let fine = [bounds("k", MS, 5, (4, 6)), bounds("k", 2 * MS, 6, (5, 8))];
         let over = bounds("k", 3 * MS, 9, (5, 8));
         let under = bounds("k", 4 * MS, 2, (5, 8));
-        let draw = |reads: Vec<&ReadBounds>| render(|root| draw_counter(root, "k", &reads));
+        let draw = |reads: Vec<&ReadBounds>| render(|root| draw_counter(root, "k", &reads, &[]));
         let baseline = draw(fine.iter().collect());
         let marked = draw(fine.iter().chain([&over, &under]).collect());
         assert!(pixels(&marked, OVER_COLOUR) > pixels(&baseline, OVER_COLOUR));
@@ -938,7 +1153,126 @@ mod tests {
         early.time = 0;
         let reads = [bounds("k", u64::MAX, -5, (-1_000_000, 1_000_000))];
         let dir = tempfile::tempdir().expect("a temporary folder");
-        let written = render_all(&[late, early], &reads, dir.path()).expect("rendered");
-        assert_eq!(written.len(), 3);
+        let written = render_all(&charts(&[late, early], &reads), dir.path()).expect("rendered");
+        assert_eq!(written.len(), 12, "{written:?}");
+    }
+
+    #[test]
+    fn fault_windows_are_shaded_in_their_kind_colour() {
+        // Ops from 0 to 10 s; a partition from 2 s to 4 s: the pixels of its shade (its colour
+        // at 15% over white) cover a band of the chart; without it there are none.
+        let spans: Vec<Span> = (0..=10)
+            .map(|s| span(F::Add, OpType::Ok, s * 1_000 * MS, MS))
+            .collect();
+        let window = FaultWindow {
+            fault: "partition".to_string(),
+            value: Value::Null,
+            start_time: 2_000 * MS,
+            end_time: Some(4_000 * MS),
+            clients: Default::default(),
+        };
+        let shade = |buf: &[u8]| {
+            let c = fault_shading::colour("partition");
+            let tint = |v: u8| (255.0 - (255.0 - f64::from(v)) * 0.15).round() as i32;
+            let (r, g, b) = (tint(c.0), tint(c.1), tint(c.2));
+            buf.chunks(3)
+                .filter(|p| {
+                    (i32::from(p[0]) - r).abs() <= 2
+                        && (i32::from(p[1]) - g).abs() <= 2
+                        && (i32::from(p[2]) - b).abs() <= 2
+                })
+                .count()
+        };
+        let with = render(|root| draw_latency(root, &spans, std::slice::from_ref(&window)));
+        let without = render(|root| draw_latency(root, &spans, &[]));
+        assert!(shade(&with) > 20_000, "{} shaded pixels", shade(&with));
+        assert_eq!(shade(&without), 0);
+    }
+
+    /// Non-white pixels of a rendered chart.
+    fn inked(buf: &[u8]) -> usize {
+        buf.chunks(3).filter(|p| p != &[255, 255, 255]).count()
+    }
+
+    #[test]
+    fn every_chart_has_ink_where_its_data_is() {
+        // Each chart drawn from data and from nothing: the data adds ink (points, lines,
+        // bars, shading) beyond the frame, title and legend both share.
+        let mut h = HistoryBuilder::on("q/a");
+        for i in 0..40 {
+            h.add(1, 1);
+            h.added(1, 1, if i % 7 == 0 { OpType::Info } else { OpType::Ok });
+            h.read(2);
+            // Spread: some under, some within, some over.
+            h.read_ok(2, i + 4 * (i % 3) - 4);
+            h.last_mut().expect("read").tombstones = Some(i as u64 * 50);
+        }
+        let mut history = h.ops().to_vec();
+        for (i, op) in history.iter_mut().enumerate() {
+            op.time = i as u64 * 50 * MS;
+        }
+        let reads = read_bounds(&history);
+        assert!(reads.iter().filter(|r| r.error().is_some()).count() > 20);
+        let spans = spans(&history);
+        let window = FaultWindow {
+            fault: "kill".to_string(),
+            value: Value::Null,
+            start_time: 500 * MS,
+            end_time: Some(1_500 * MS),
+            clients: Default::default(),
+        };
+        let faults = std::slice::from_ref(&window);
+        let scanned = tombstones::scanned(&history);
+        let thresholds = Thresholds {
+            warn: 500,
+            fail: 1_500,
+            started_empty: false,
+        };
+        let hot: Vec<&ReadBounds> = reads.iter().collect();
+        let pairs: Vec<(&str, Vec<u8>, Vec<u8>)> = vec![
+            (
+                "latency",
+                render(|r| Latency(&spans, faults).draw(r)),
+                render(|r| Latency(&[], &[]).draw(r)),
+            ),
+            (
+                "quantiles",
+                render(|r| Quantiles(&spans, faults).draw(r)),
+                render(|r| Quantiles(&[], &[]).draw(r)),
+            ),
+            (
+                "throughput",
+                render(|r| ThroughputChart(&spans, faults).draw(r)),
+                render(|r| ThroughputChart(&[], &[]).draw(r)),
+            ),
+            (
+                "unknown",
+                render(|r| Unknown(&spans, faults).draw(r)),
+                render(|r| Unknown(&[], &[]).draw(r)),
+            ),
+            (
+                "counter",
+                render(|r| CounterChart("q/a", &hot, faults).draw(r)),
+                render(|r| CounterChart("q/a", &[], &[]).draw(r)),
+            ),
+            (
+                "errors",
+                render(|r| Errors(&reads).draw(r)),
+                render(|r| Errors(&[]).draw(r)),
+            ),
+            (
+                "tombstones",
+                render(|r| Tombstones(&scanned, thresholds, faults).draw(r)),
+                render(|r| Tombstones(&[], thresholds, &[]).draw(r)),
+            ),
+        ];
+        for (name, with, without) in pairs {
+            assert!(
+                inked(&with) > inked(&without) + 300,
+                "{name}: {} vs {}",
+                inked(&with),
+                inked(&without)
+            );
+        }
     }
 }

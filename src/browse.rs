@@ -1,0 +1,103 @@
+//! `checker report` rebuilds run folders' charts and pages and the index of runs;
+//! `checker serve` serves the folder of runs on 127.0.0.1 for browsing.
+
+use crate::analysis::BadInput;
+use crate::cli::{ReportArgs, ServeArgs};
+use crate::report::{folder, index};
+use anyhow::Context;
+use std::path::{Path, PathBuf};
+
+/// Whether `dir` is a run folder (it holds a history).
+fn is_run(dir: &Path) -> bool {
+    dir.join("history.jsonl").is_file()
+}
+
+/// The run folders of a folder of runs, `<workload>/<stamp>/`.
+fn runs_in(root: &Path) -> Vec<PathBuf> {
+    let subdirs = |dir: &Path| -> Vec<PathBuf> {
+        let mut dirs: Vec<PathBuf> = std::fs::read_dir(dir)
+            .into_iter()
+            .flatten()
+            .filter_map(Result::ok)
+            .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+            .map(|e| e.path())
+            .collect();
+        dirs.sort();
+        dirs
+    };
+    subdirs(root)
+        .iter()
+        .flat_map(|w| subdirs(w))
+        .filter(|r| is_run(r))
+        .collect()
+}
+
+/// `checker report`: one run folder (and the index of the runs beside it), or every run
+/// of a folder of runs and its index. A run that cannot be rendered is named and skipped;
+/// the command then fails.
+pub fn report(args: ReportArgs) -> anyhow::Result<()> {
+    let path = &args.path;
+    if !path.is_dir() {
+        return Err(BadInput::Usage(format!("{} is not a folder", path.display())).into());
+    }
+    let (runs, root) = if is_run(path) {
+        let root = path.parent().and_then(Path::parent).map(Path::to_path_buf);
+        (vec![path.clone()], root)
+    } else {
+        (runs_in(path), Some(path.clone()))
+    };
+    let mut failed = Vec::new();
+    for run in &runs {
+        match folder::render(run) {
+            Ok(results) => println!(
+                "{}  {}",
+                results.valid.word(),
+                run.join(folder::REPORT_PAGE).display()
+            ),
+            Err(e) => {
+                eprintln!("{}: {e:#}", run.display());
+                failed.push(run.display().to_string());
+            }
+        }
+    }
+    if let Some(root) = root.filter(|r| !runs_in(r).is_empty()) {
+        println!("index  {}", index::write(&root)?.display());
+    }
+    if failed.is_empty() {
+        Ok(())
+    } else {
+        anyhow::bail!(
+            "could not render {} of {} runs: {}",
+            failed.len(),
+            runs.len(),
+            failed.join(", ")
+        )
+    }
+}
+
+/// `checker serve`: the folder of runs over HTTP on 127.0.0.1, until Ctrl-C.
+pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
+    if !args.dir.is_dir() {
+        return Err(BadInput::Usage(format!("{} is not a folder", args.dir.display())).into());
+    }
+    if !runs_in(&args.dir).is_empty() && !args.dir.join("index.html").is_file() {
+        index::write(&args.dir)?;
+    }
+    let app = axum::Router::new().fallback_service(tower_http::services::ServeDir::new(&args.dir));
+    let listener = tokio::net::TcpListener::bind(("127.0.0.1", args.port))
+        .await
+        .with_context(|| format!("listening on 127.0.0.1:{}", args.port))?;
+    let addr = listener.local_addr()?;
+    println!(
+        "serving {} on http://{addr}/ (Ctrl-C stops)",
+        args.dir.display()
+    );
+    use std::io::Write;
+    std::io::stdout().flush()?;
+    axum::serve(listener, app)
+        .with_graceful_shutdown(async {
+            let _ = tokio::signal::ctrl_c().await;
+        })
+        .await
+        .context("serving")
+}

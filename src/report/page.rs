@@ -1,0 +1,355 @@
+//! report.html: one self-contained page per run folder (charts inline, no network, no
+//! scripts): the verdict, the run's configuration and seed, each checker's figures, the
+//! charts, and the worst findings, each linked to a timeline of the operations around it.
+
+use super::html::{escape, page, verdict_class};
+use super::timeline::{self, Pairs};
+use checkers::counter::ReadBounds;
+use checkers::{Op, Results};
+use serde_json::Value;
+use std::fmt::Write;
+use std::path::Path;
+
+/// How many findings of each kind the page lists.
+const FINDINGS_SHOWN: usize = 10;
+
+/// How many timelines the page draws at most.
+const TIMELINES_SHOWN: usize = 30;
+
+/// The charts in the order the page shows them; any other chart follows.
+const CHART_ORDER: [&str; 3] = ["latency", "throughput", "counter"];
+
+/// What one report is made from.
+pub struct Report<'a> {
+    /// The checkers' results.
+    pub results: &'a Results,
+    /// run.json, when the history came from a run.
+    pub run: Option<&'a Value>,
+    /// The history, for the timelines.
+    pub history: &'a [Op],
+    /// The folder with the charts' SVG files.
+    pub plots: &'a Path,
+    /// The linearizability explanation, relative to the page, when there is one.
+    pub lin_page: Option<&'a str>,
+}
+
+/// The whole page.
+pub fn render(report: &Report) -> String {
+    let results = report.results;
+    let word = results.valid.word();
+    let title = format!(
+        "{word} · {} · seed {}",
+        results.workload.as_deref().unwrap_or("history"),
+        results.seed.map_or("?".to_string(), |s| s.to_string())
+    );
+    let mut body = format!(
+        "<div class=\"banner {}\">{}</div>\n",
+        verdict_class(word),
+        escape(&format!("{title} · {} ops", results.ops))
+    );
+    run_section(&mut body, report.run);
+    checkers_section(&mut body, results);
+    charts_section(&mut body, report.plots);
+    let mut focus = Vec::new();
+    findings_section(&mut body, report, &mut focus);
+    timelines_section(&mut body, report.history, &focus);
+    page(&title, &body)
+}
+
+fn run_section(out: &mut String, run: Option<&Value>) {
+    let Some(run) = run else {
+        return;
+    };
+    out.push_str("<h2>Run</h2>\n<table>\n");
+    let workload = &run["workload"];
+    let rows = [
+        ("workload", workload["name"].clone()),
+        ("seed", run["seed"].clone()),
+        ("command", run["command"].clone()),
+        ("started", run["started"].clone()),
+        ("finished", run["finished"].clone()),
+        ("interrupted", run["interrupted"].clone()),
+        ("nodes", workload["nodes"].clone()),
+        ("mode", workload["cluster"]["mode"].clone()),
+        ("time limit (s)", workload["time_limit"].clone()),
+        ("concurrency", workload["concurrency"].clone()),
+        ("checker version", run["checker_version"].clone()),
+    ];
+    for (name, value) in rows.iter().filter(|(_, v)| !v.is_null()) {
+        let text = match value {
+            Value::String(s) => s.clone(),
+            Value::Array(parts) => parts.iter().map(plain).collect::<Vec<_>>().join(" "),
+            other => other.to_string(),
+        };
+        let _ = writeln!(out, "<tr><th>{name}</th><td>{}</td></tr>", escape(&text));
+    }
+    out.push_str("</table>\n<details><summary>The whole configuration (run.json)</summary>\n<pre>");
+    let text = serde_json::to_string_pretty(workload).unwrap_or_default();
+    out.push_str(&escape(&text));
+    out.push_str("</pre></details>\n");
+}
+
+fn plain(value: &Value) -> String {
+    match value {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// Each checker's verdict and its figures: every number, and every object of numbers, one
+/// level down (lists and per-key maps are left to the findings and results.json).
+fn checkers_section(out: &mut String, results: &Results) {
+    out.push_str(
+        "<h2>Checkers</h2>\n<table>\n<tr><th>checker</th><th>verdict</th><th>figures</th></tr>\n",
+    );
+    let checkers = serde_json::to_value(&results.checkers).unwrap_or_default();
+    for (name, result) in checkers.as_object().into_iter().flatten() {
+        let valid = match &result["valid"] {
+            Value::Bool(true) => "VALID",
+            Value::Bool(false) => "INVALID",
+            _ => "UNKNOWN",
+        };
+        let mut figures = Vec::new();
+        for (field, value) in result.as_object().into_iter().flatten() {
+            match value {
+                Value::Number(n) => figures.push(format!("{field} {n}")),
+                Value::Object(inner)
+                    if inner.values().all(Value::is_number) && !inner.is_empty() =>
+                {
+                    let parts: Vec<String> =
+                        inner.iter().map(|(k, v)| format!("{k} {v}")).collect();
+                    figures.push(format!("{field}: {}", parts.join(", ")));
+                }
+                _ => {}
+            }
+        }
+        let _ = writeln!(
+            out,
+            "<tr><td>{}</td><td><span class=\"tag {}\">{valid}</span></td><td>{}</td></tr>",
+            escape(name),
+            verdict_class(valid),
+            escape(&figures.join(" · "))
+        );
+    }
+    out.push_str("</table>\n");
+}
+
+/// Every chart's SVG, inline.
+fn charts_section(out: &mut String, plots: &Path) {
+    let mut names: Vec<String> = std::fs::read_dir(plots)
+        .into_iter()
+        .flatten()
+        .filter_map(Result::ok)
+        .filter_map(|e| {
+            e.file_name()
+                .to_str()?
+                .strip_suffix(".svg")
+                .map(str::to_string)
+        })
+        .collect();
+    let rank = |n: &String| {
+        CHART_ORDER
+            .iter()
+            .position(|o| o == n)
+            .unwrap_or(CHART_ORDER.len())
+    };
+    names.sort_by_key(|n| (rank(n), n.clone()));
+    if names.is_empty() {
+        return;
+    }
+    out.push_str("<h2>Charts</h2>\n");
+    for name in names {
+        let Ok(svg) = std::fs::read_to_string(plots.join(format!("{name}.svg"))) else {
+            continue;
+        };
+        let svg = svg.trim_start_matches(|c| c != '<');
+        let svg = svg.strip_prefix("<?xml").map_or(svg, |rest| {
+            rest.split_once("?>").map_or(rest, |(_, after)| after)
+        });
+        let _ = writeln!(
+            out,
+            "<div class=\"chart\" id=\"chart-{}\">{svg}</div>",
+            escape(&name)
+        );
+    }
+}
+
+/// A link to the timeline around index `at`, remembered for the timelines section.
+fn link(at: u64, focus: &mut Vec<u64>) -> String {
+    if !focus.contains(&at) && focus.len() < TIMELINES_SHOWN {
+        focus.push(at);
+    }
+    if focus.contains(&at) {
+        format!("<a href=\"#t-{at}\">{at}</a>")
+    } else {
+        at.to_string()
+    }
+}
+
+fn findings_section(out: &mut String, report: &Report, focus: &mut Vec<u64>) {
+    let checkers = &report.results.checkers;
+    out.push_str("<h2>Worst findings</h2>\n");
+    let mut any = false;
+    let errors: Vec<&ReadBounds> = checkers
+        .counter
+        .errors
+        .iter()
+        .take(FINDINGS_SHOWN)
+        .collect();
+    if !errors.is_empty() {
+        any = true;
+        out.push_str("<h3>Reads out of bounds</h3>\n<table>\n<tr><th>read</th><th>counter</th><th>returned</th><th>allowed</th><th>error</th><th>node</th><th>bound set by adds</th><th>after delete</th></tr>\n");
+        for read in errors {
+            let allowed: Vec<String> = (read.allowed_values().ranges().iter())
+                .map(|(lo, hi)| {
+                    if lo == hi {
+                        lo.to_string()
+                    } else {
+                        format!("{lo}..={hi}")
+                    }
+                })
+                .collect();
+            let error = match read.error() {
+                Some((by, checkers::counter::Direction::Over, _)) if read.resurrection => {
+                    format!("resurrection, {by} over")
+                }
+                Some((by, checkers::counter::Direction::Over, _)) => format!("overcount by {by}"),
+                Some((by, _, _)) => format!("undercount by {by}"),
+                None => String::new(),
+            };
+            let bound: Vec<String> = read
+                .bound_ops
+                .iter()
+                .take(6)
+                .map(|i| link(*i, focus))
+                .collect();
+            let _ = writeln!(
+                out,
+                "<tr><td>{}</td><td>{}</td><td class=\"num\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}{}</td><td>{}</td></tr>",
+                link(read.index, focus),
+                escape(&read.key),
+                read.value.map_or("null".to_string(), |v| v.to_string()),
+                escape(&allowed.join(" or ")),
+                escape(&error),
+                escape(read.node.as_deref().unwrap_or("")),
+                bound.join(", "),
+                read.settled_through.map(|s| format!(" and all done by {s}")).unwrap_or_default(),
+                read.after_delete.map(|d| link(d, focus)).unwrap_or_default(),
+            );
+        }
+        out.push_str("</table>\n");
+    }
+    let events = &checkers.resurrection.list;
+    if !events.is_empty() {
+        any = true;
+        out.push_str("<h3>Resurrections</h3>\n<table>\n<tr><th>counter</th><th>deleted at</th><th>first read</th><th>last read</th><th>reads</th><th>nodes</th><th>came back</th><th>deleted by then</th></tr>\n");
+        for event in events.iter().take(FINDINGS_SHOWN) {
+            let _ = writeln!(
+                out,
+                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"num\">{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td></tr>",
+                escape(&event.key),
+                link(event.delete, focus),
+                link(event.first_read, focus),
+                event.last_read,
+                event.reads,
+                escape(&event.nodes.join(", ")),
+                event.magnitude,
+                event.deleted_count,
+            );
+        }
+        out.push_str("</table>\n");
+    }
+    if let Some(convergence) = checkers
+        .convergence
+        .as_ref()
+        .filter(|c| !c.examples.is_empty())
+    {
+        any = true;
+        out.push_str("<h3>Final reads that did not converge</h3>\n<table>\n<tr><th>counter</th><th>per node</th><th>allowed</th></tr>\n");
+        for example in &convergence.examples {
+            let values: Vec<String> = (example.values.iter())
+                .map(|(node, v)| format!("{node}={}", v.map_or("null".into(), |v| v.to_string())))
+                .collect();
+            let allowed: Vec<String> = (example.allowed.ranges().iter())
+                .map(|(lo, hi)| {
+                    if lo == hi {
+                        lo.to_string()
+                    } else {
+                        format!("{lo}..={hi}")
+                    }
+                })
+                .collect();
+            let _ = writeln!(
+                out,
+                "<tr><td>{}</td><td>{}</td><td>{}</td></tr>",
+                escape(&example.key),
+                escape(&values.join(" ")),
+                escape(&allowed.join(" or "))
+            );
+        }
+        out.push_str("</table>\n");
+    }
+    let violations = &checkers.tombstones.violating_reads;
+    if !violations.is_empty() {
+        any = true;
+        let links: Vec<String> = violations
+            .iter()
+            .take(FINDINGS_SHOWN)
+            .map(|i| link(*i, focus))
+            .collect();
+        let _ = writeln!(
+            out,
+            "<h3>Tombstone violations</h3>\n<p>Reads completed at {}.</p>",
+            links.join(", ")
+        );
+    }
+    if let Some(lin) = checkers
+        .linearizable
+        .as_ref()
+        .filter(|l| !l.failures.is_empty())
+    {
+        any = true;
+        out.push_str("<h3>Not linearizable</h3>\n<table>\n<tr><th>key</th><th>longest linearizable prefix</th><th>state it leaves</th><th>op that cannot follow</th></tr>\n");
+        for failure in lin.failures.iter().take(FINDINGS_SHOWN) {
+            let _ = writeln!(
+                out,
+                "<tr><td>{}</td><td class=\"num\">{} of {}</td><td>{}</td><td>{}</td></tr>",
+                escape(failure.key.as_deref().unwrap_or("the history")),
+                failure.linearized.len(),
+                failure.ops,
+                escape(&failure.state),
+                failure
+                    .failing_op
+                    .map(|i| link(i, focus))
+                    .unwrap_or_default(),
+            );
+        }
+        out.push_str("</table>\n");
+        if let Some(lin_page) = report.lin_page {
+            let _ = writeln!(
+                out,
+                "<p><a href=\"{}\">Why: the failing key's operations on a timeline</a></p>",
+                escape(lin_page)
+            );
+        }
+    }
+    if !any {
+        out.push_str(
+            "<p class=\"muted\">Nothing out of bounds, no resurrection, no violation.</p>\n",
+        );
+    }
+}
+
+fn timelines_section(out: &mut String, history: &[Op], focus: &[u64]) {
+    if focus.is_empty() {
+        return;
+    }
+    let pairs: Pairs = timeline::completions(history);
+    out.push_str("<h2>Timelines</h2>\n<p class=\"muted\">The operations around each finding, one column per process; the finding is outlined.</p>\n");
+    let mut sorted = focus.to_vec();
+    sorted.sort_unstable();
+    for at in sorted {
+        let _ = writeln!(out, "<h3>Around index {at}</h3>");
+        out.push_str(&timeline::render(history, &pairs, at, &format!("t-{at}")));
+    }
+}
