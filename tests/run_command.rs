@@ -81,6 +81,36 @@ fn a_short_run_leaves_a_complete_run_folder_and_no_node() {
         Vec::<u32>::new()
     );
 
+    // The report page and the index of runs, rebuilt by `checker report`.
+    let index = results.path().join("index.html");
+    let listed = std::fs::read_to_string(&index).expect("the index of runs");
+    let stamp = dir
+        .file_name()
+        .expect("a stamp")
+        .to_string_lossy()
+        .into_owned();
+    assert!(
+        listed.contains(&format!("hot-counter/{stamp}/report.html")),
+        "{listed}"
+    );
+    let page = std::fs::read_to_string(dir.join("report.html")).expect("report.html");
+    assert!(
+        page.contains("<svg") && page.contains("seed 7"),
+        "charts inline, seed shown"
+    );
+    std::fs::remove_file(dir.join("report.html")).expect("removed");
+    let rebuilt = run(&["report", results.path().to_str().expect("utf-8")]);
+    assert_eq!(
+        rebuilt.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&rebuilt.stderr)
+    );
+    assert!(
+        dir.join("report.html").is_file(),
+        "checker report rebuilt the page"
+    );
+
     // `check` on the folder and on the bare history agrees with the run.
     let expected = out.status.code();
     let on_folder = run(&["check", dir.to_str().expect("utf-8")]);
@@ -228,4 +258,55 @@ fn a_workload_runs_against_an_already_running_service_given_by_target() {
         "no process-level faults against someone else's service"
     );
     assert!(history.contains("\"ok\""), "the service was driven");
+}
+
+#[test]
+fn serve_answers_the_index_and_the_pages_on_loopback() {
+    use std::io::{BufRead, Read, Write};
+    let results = tempfile::tempdir().expect("temp dir");
+    let run = results.path().join("w/20260101T000000");
+    std::fs::create_dir_all(&run).expect("run folder");
+    std::fs::write(run.join("history.jsonl"), "").expect("history");
+    std::fs::write(run.join("report.html"), "<p>the page</p>").expect("page");
+    let mut child = crate::process::checker()
+        .args([
+            "serve",
+            "--port",
+            "0",
+            "--dir",
+            results.path().to_str().expect("utf-8"),
+        ])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("checker serve starts");
+    let mut line = String::new();
+    let stdout = child.stdout.take().expect("stdout");
+    std::io::BufReader::new(stdout)
+        .read_line(&mut line)
+        .expect("the address line");
+    let addr = line
+        .split("http://")
+        .nth(1)
+        .and_then(|rest| rest.split('/').next())
+        .expect("an address")
+        .to_string();
+    assert!(addr.starts_with("127.0.0.1:"), "{line}");
+    let get = |path: &str| {
+        let mut stream = std::net::TcpStream::connect(&addr).expect("connects");
+        write!(stream, "GET {path} HTTP/1.0\r\nHost: x\r\n\r\n").expect("request");
+        let mut response = String::new();
+        stream.read_to_string(&mut response).expect("response");
+        response
+    };
+    let index = get("/");
+    let page = get("/w/20260101T000000/report.html");
+    let missing = get("/nothing-here.html");
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(
+        index.starts_with("HTTP/1.0 200") && index.contains("1 runs"),
+        "{index}"
+    );
+    assert!(page.contains("the page"), "{page}");
+    assert!(missing.starts_with("HTTP/1.0 404"), "{missing}");
 }

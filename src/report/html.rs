@@ -20,7 +20,8 @@ td.num { text-align: right; font-variant-numeric: tabular-nums; }
 .valid { background: #2c8a2c; } .invalid { background: #c62828; } .unknown { background: #c77800; }
 .tag { color: white; padding: 1px 7px; border-radius: 3px; }
 .chart svg { max-width: 100%; height: auto; border: 1px solid #ddd; margin: 0.5em 0; }
-.timeline td { font-size: 0.85em; white-space: nowrap; }
+.scroll { overflow-x: auto; max-width: 100%; }
+.timeline td { font-size: 0.8em; min-width: 7em; max-width: 16em; }
 .timeline .ok { background: #dff0d8; } .timeline .info { background: #fcebd0; }
 .timeline .fail { background: #f6d3d3; } .timeline .nemesis { background: #e6e6f7; }
 .timeline .focus { outline: 3px solid #c62828; }

@@ -350,6 +350,8 @@ fn timelines_section(out: &mut String, history: &[Op], focus: &[u64]) {
     sorted.sort_unstable();
     for at in sorted {
         let _ = writeln!(out, "<h3>Around index {at}</h3>");
+        out.push_str("<div class=\"scroll\">");
         out.push_str(&timeline::render(history, &pairs, at, &format!("t-{at}")));
+        out.push_str("</div>\n");
     }
 }

@@ -25,13 +25,21 @@ pub(super) fn draw<DB: DrawingBackend>(
     };
     let end = points.iter().map(|p| p.0).fold(0.0, f64::max);
     let x = 0.0..(end * 1.02).max(1.0);
-    let top = points
+    // The failure threshold is drawn only when it is near the data; far above, it would
+    // flatten every point to the axis, and its legend entry says so instead.
+    let data_top = points
         .iter()
         .map(|p| p.1)
         .max()
         .unwrap_or(0)
-        .max(thresholds.fail) as f64;
-    let y = 0.0..headroom(0.0, top * 1.05);
+        .max(thresholds.warn);
+    let fail_shown = thresholds.fail <= data_top.saturating_mul(2);
+    let top = if fail_shown {
+        data_top.max(thresholds.fail)
+    } else {
+        data_top
+    } as f64;
+    let y = 0.0..headroom(0.0, top.max(1.0) * 1.05);
     let mut chart = chart(root, &labels, x.clone(), y.clone())?;
     fault_shading::shade(&mut chart, faults, x.end, (y.start, y.end))?;
     let over = |n: u64| n > thresholds.warn;
@@ -48,11 +56,17 @@ pub(super) fn draw<DB: DrawingBackend>(
             points.iter().filter(|p| over(p.1)).count()
         ))
         .legend(dot(VALUE_COLOUR));
+    let fail_name = if fail_shown {
+        "failure threshold"
+    } else {
+        "failure threshold, far above"
+    };
     for (name, level, colour) in [
         ("warn threshold", thresholds.warn, INFO_COLOUR),
-        ("failure threshold", thresholds.fail, FAIL_COLOUR),
+        (fail_name, thresholds.fail, FAIL_COLOUR),
     ] {
-        let line = vec![(0.0, level as f64), (x.end, level as f64)];
+        let at = (level as f64).min(y.end);
+        let line = vec![(0.0, at), (x.end, at)];
         chart
             .draw_series(DashedLineSeries::new(line, 10, 6, colour.stroke_width(2)))
             .map_err(failed)?
