@@ -32,6 +32,46 @@ pub enum Command {
     Report(ReportArgs),
     /// Serve the results folder on 127.0.0.1 for browsing the reports.
     Serve(ServeArgs),
+    /// Run workloads back to back for a set time, each held to its accuracy budget.
+    Soak(SoakArgs),
+    /// Run a run folder's workload again, with its seed and configuration.
+    Replay(ReplayArgs),
+}
+
+/// `checker soak`.
+#[derive(Debug, Args)]
+pub struct SoakArgs {
+    /// How long to keep starting runs (`8h`, `30m`, `90s`, `1h 30m`).
+    #[arg(long)]
+    pub duration: String,
+    /// The workloads, in the order they take turns (names or paths, comma separated).
+    #[arg(long, default_value = "soak")]
+    pub workloads: String,
+    /// The soak's seed; each run's seed is derived from it and printed.
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Keep the folders of only the newest N runs (the summary keeps every run's figures).
+    #[arg(long)]
+    pub keep: Option<usize>,
+    /// Budgets overriding the workloads' own: a TOML file with a table per workload.
+    #[arg(long)]
+    pub budget: Option<PathBuf>,
+    /// Each run's length in seconds, instead of its workload's `time_limit`.
+    #[arg(long)]
+    pub run_time: Option<f64>,
+    /// The soak folder (default `results/soak-<time>`).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+}
+
+/// `checker replay`.
+#[derive(Debug, Args)]
+pub struct ReplayArgs {
+    /// The run folder to replay (it holds run.json).
+    pub run_dir: PathBuf,
+    /// Where the new run folder goes.
+    #[arg(long, default_value = "results")]
+    pub results: PathBuf,
 }
 
 /// `checker report`.

@@ -12,4 +12,5 @@ pub mod oracle_dumps;
 pub mod report;
 pub mod run;
 pub mod run_folder;
+pub mod soak;
 pub mod workload;

@@ -9,7 +9,7 @@ use checker::node::settings::ClusterSettings;
 use checker::node::{serve, NodeConfig};
 use checker::run::{run, RunPlan};
 use checker::workload;
-use checker::{browse, offline};
+use checker::{browse, offline, soak};
 use checkers::Validity;
 use clap::Parser;
 use std::process::ExitCode;
@@ -74,7 +74,7 @@ fn init_logging(command: &Command) {
 
 async fn dispatch(command: Command) -> anyhow::Result<Done> {
     match command {
-        Command::Run(args) => run(plan(args)?).await.map(Done::Verdict),
+        Command::Run(args) => run(plan(args)?).await.map(|o| Done::Verdict(o.verdict)),
         Command::Check(args) => offline::check(args).map(Done::Verdict),
         Command::Workloads => {
             for (name, summary) in workload::list() {
@@ -87,6 +87,14 @@ async fn dispatch(command: Command) -> anyhow::Result<Done> {
         Command::Node(args) => node(args).await.map(|()| Done::NoVerdict),
         Command::Report(args) => browse::report(args).map(|()| Done::NoVerdict),
         Command::Serve(args) => browse::serve(args).await.map(|()| Done::NoVerdict),
+        Command::Soak(args) => soak::soak(args).await.map(|within| {
+            Done::Verdict(if within {
+                Validity::Valid
+            } else {
+                Validity::Invalid
+            })
+        }),
+        Command::Replay(args) => soak::replay(args).await.map(Done::Verdict),
     }
 }
 

@@ -52,8 +52,19 @@ struct NodeRecord {
     pid: u32,
 }
 
-/// Runs the plan end to end and returns the combined verdict.
-pub async fn run(plan: RunPlan) -> anyhow::Result<Validity> {
+/// How a run ended.
+#[derive(Debug, Clone)]
+pub struct RunOutcome {
+    /// The combined verdict.
+    pub verdict: Validity,
+    /// The run folder.
+    pub dir: PathBuf,
+    /// Ctrl-C stopped the load early.
+    pub interrupted: bool,
+}
+
+/// Runs the plan end to end.
+pub async fn run(plan: RunPlan) -> anyhow::Result<RunOutcome> {
     let folder = RunFolder::create(&plan.results, &plan.workload.name)
         .with_context(|| format!("creating a run folder under {}", plan.results.display()))?;
     eprintln!(
@@ -146,7 +157,11 @@ pub async fn run(plan: RunPlan) -> anyhow::Result<Validity> {
         .link_latest(&plan.results)
         .context("updating the latest links")?;
     crate::report::index::write(&plan.results).context("writing the index of runs")?;
-    Ok(verdict)
+    Ok(RunOutcome {
+        verdict,
+        dir: folder.dir.clone(),
+        interrupted: record.interrupted,
+    })
 }
 
 /// Drives the workload with a progress display while the nemesis runs its schedule; then

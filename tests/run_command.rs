@@ -310,3 +310,153 @@ fn serve_answers_the_index_and_the_pages_on_loopback() {
     assert!(page.contains("the page"), "{page}");
     assert!(missing.starts_with("HTTP/1.0 404"), "{missing}");
 }
+
+#[test]
+fn a_soak_runs_workloads_back_to_back_holds_budgets_prunes_and_replays() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let soak = dir.path().join("soak");
+    // delete-race may show nothing; hot-counter's retries overcount and its budget says so.
+    let budget = dir.path().join("budget.toml");
+    std::fs::write(&budget, "[delete-race]\nresurrections = 0\n").expect("budget file");
+    let args = |budget: &std::path::Path, out: &std::path::Path| {
+        vec![
+            "soak".to_string(),
+            "--duration".into(),
+            "13s".into(),
+            "--workloads".into(),
+            "delete-race,hot-counter".into(),
+            "--run-time".into(),
+            "2.5".into(),
+            "--seed".into(),
+            "5".into(),
+            "--keep".into(),
+            "1".into(),
+            "--budget".into(),
+            budget.display().to_string(),
+            "--out".into(),
+            out.display().to_string(),
+        ]
+    };
+    let out = crate::process::checker()
+        .args(args(&budget, &soak))
+        .output()
+        .expect("soak runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(soak.join("summary.json")).expect("summary"))
+            .expect("JSON");
+    let runs = summary["runs"].as_array().expect("runs");
+    assert!(runs.len() >= 2, "{summary}");
+    assert_eq!(runs[0]["workload"], "delete-race");
+    assert_eq!(runs[1]["workload"], "hot-counter");
+    assert_eq!(runs[0]["seed"], checker::soak::derive_seed(5, 0));
+    assert_ne!(runs[0]["seed"], runs[1]["seed"]);
+    // --keep 1: every folder but the last is gone, its figures kept.
+    let last = runs.len() - 1;
+    for (i, run) in runs.iter().enumerate() {
+        let folder = std::path::Path::new(run["folder"].as_str().expect("folder"));
+        assert_eq!(run["pruned"], i != last, "{run}");
+        assert_eq!(folder.exists(), i == last, "{}", folder.display());
+        assert!(run["figures"]["reads"].as_u64().is_some());
+    }
+    let junit = std::fs::read_to_string(soak.join("junit.xml")).expect("junit.xml");
+    assert!(
+        junit.contains("<testsuites") && junit.contains("classname=\"hot-counter\""),
+        "{junit}"
+    );
+    assert!(junit.contains("failures=\"0\""), "{junit}");
+    assert!(soak.join("trend.png").is_file() && soak.join("index.html").is_file());
+
+    // A budget nothing meets fails the soak, and JUnit says how to replay the run.
+    let strict = dir.path().join("strict.toml");
+    std::fs::write(&strict, "[delete-race]\novercount_share = -1.0\n").expect("budget file");
+    let failing = dir.path().join("failing");
+    let mut strict_args = args(&strict, &failing);
+    strict_args[2] = "4s".into();
+    let out = crate::process::checker()
+        .args(strict_args)
+        .output()
+        .expect("soak runs");
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let junit = std::fs::read_to_string(failing.join("junit.xml")).expect("junit.xml");
+    assert!(
+        junit.contains("<failure type=\"budget\"") && junit.contains("checker replay "),
+        "{junit}"
+    );
+
+    // replay: the kept run again, with its seed and its whole configuration.
+    let kept = runs[last]["folder"].as_str().expect("folder");
+    let replays = dir.path().join("replays");
+    let out = run(&[
+        "replay",
+        kept,
+        "--results",
+        replays.to_str().expect("utf-8"),
+    ]);
+    assert!(
+        matches!(out.status.code(), Some(0 | 1)),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let again = only_run_folder(&replays);
+    let read = |dir: &std::path::Path| -> serde_json::Value {
+        serde_json::from_str(&std::fs::read_to_string(dir.join("run.json")).expect("run.json"))
+            .expect("JSON")
+    };
+    let (before, after) = (read(std::path::Path::new(kept)), read(&again));
+    assert_eq!(before["seed"], after["seed"]);
+    assert_eq!(before["workload"], after["workload"]);
+}
+
+#[test]
+fn ctrl_c_ends_a_soak_after_checking_the_current_run_and_writes_the_summary() {
+    let soak = tempfile::tempdir().expect("temp dir");
+    let mut child = checker()
+        .args([
+            "soak",
+            "--duration",
+            "10m",
+            "--workloads",
+            "hot-counter",
+            "--seed",
+            "3",
+            "--out",
+        ])
+        .arg(soak.path())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("start soak");
+    let pids = wait_for_nodes(soak.path(), Duration::from_secs(30));
+    std::thread::sleep(Duration::from_millis(800));
+    kill(Pid::from_raw(child.id() as i32), Signal::SIGINT).expect("send SIGINT");
+    let status = child.wait().expect("soak exits");
+    assert!(
+        matches!(status.code(), Some(0 | 1)),
+        "exit {:?}",
+        status.code()
+    );
+    let summary: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(soak.path().join("summary.json")).expect("summary"),
+    )
+    .expect("JSON");
+    assert_eq!(summary["interrupted"], true, "{summary}");
+    assert_eq!(
+        summary["runs"].as_array().map(Vec::len),
+        Some(1),
+        "{summary}"
+    );
+    assert!(summary["finished"].is_string());
+    assert_eq!(survivors(&pids, Duration::from_secs(2)), Vec::<u32>::new());
+}

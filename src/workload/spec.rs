@@ -149,6 +149,8 @@ pub struct Workload {
     pub nemesis: NemesisSpec,
     /// The cluster's settings (Cassandra's and RavenDB's knobs), passed to every node.
     pub cluster: ClusterSettings,
+    /// What a soak run may show and still pass the nightly.
+    pub budget: crate::soak::budget::Budget,
 }
 
 impl Default for Workload {
@@ -178,6 +180,7 @@ impl Default for Workload {
             phases: Phases::default(),
             nemesis: NemesisSpec::default(),
             cluster: ClusterSettings::default(),
+            budget: crate::soak::budget::Budget::default(),
         }
     }
 }

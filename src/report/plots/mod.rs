@@ -118,7 +118,26 @@ pub fn spans(history: &[Op]) -> Vec<Span> {
 mod errors;
 mod quantiles;
 mod tombstones;
+mod trend;
 mod unknown;
+
+/// Draws the soak's trend chart into `dir` as `trend.png` and `trend.svg`.
+pub fn render_trend(
+    points: &[crate::soak::summary::TrendPoint],
+    dir: &Path,
+) -> Result<Vec<PathBuf>, PlotError> {
+    register_font()?;
+    Ok(write_chart(dir, "trend", &Trend(points))?.to_vec())
+}
+
+/// The soak's trend chart.
+struct Trend<'a>(&'a [crate::soak::summary::TrendPoint]);
+
+impl Drawing for Trend<'_> {
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Drawn {
+        trend::draw(root, self.0)
+    }
+}
 
 /// What the charts are drawn from.
 pub struct Charts<'a> {

@@ -1,0 +1,251 @@
+//! summary.json: every run of a soak with its figures, budget lines and the commands that
+//! replay it, kept after old run folders are pruned.
+
+use super::budget::{Budget, Check};
+use super::junit;
+use crate::analysis::write_json;
+use crate::run::RunOutcome;
+use crate::workload::Workload;
+use anyhow::Context;
+use checkers::{Results, Validity};
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+
+/// The figures a soak keeps of each run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Figures {
+    /// Events in the history.
+    pub ops: u64,
+    /// Reads checked.
+    pub reads: u64,
+    /// Reads above every allowed value.
+    pub overcount_reads: u64,
+    /// The largest overcount.
+    pub overcount_max: i64,
+    /// Reads below every allowed value.
+    pub undercount_reads: u64,
+    /// The largest undercount.
+    pub undercount_max: i64,
+    /// Resurrection events.
+    pub resurrections: u64,
+    /// Tombstone violations.
+    pub tombstone_violations: u64,
+    /// Client ops whose outcome is unknown.
+    pub unknown_outcomes: u64,
+    /// Client ops invoked.
+    pub invocations: u64,
+    /// Keys that are not linearizable.
+    pub not_linearizable_keys: u64,
+}
+
+/// One run of a soak.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunSummary {
+    /// The workload.
+    pub workload: String,
+    /// The run's seed.
+    pub seed: u64,
+    /// How long the load ran, s.
+    pub time_limit: f64,
+    /// The run folder.
+    pub folder: String,
+    /// The folder was deleted to keep the soak's disk bounded.
+    pub pruned: bool,
+    /// The checkers' combined verdict.
+    pub verdict: Validity,
+    /// The run's key figures.
+    pub figures: Figures,
+    /// The budget, line by line.
+    pub checks: Vec<Check>,
+    /// Every budget line held.
+    pub within_budget: bool,
+    /// Replays the run from its folder.
+    pub replay: String,
+    /// Replays the run from the workload file (also once the folder is pruned).
+    pub rerun: String,
+}
+
+impl RunSummary {
+    /// A finished run, read back from its folder and held to `budget`.
+    pub fn of(
+        outcome: &RunOutcome,
+        w: &Workload,
+        seed: u64,
+        budget: &Budget,
+    ) -> anyhow::Result<Self> {
+        let path = outcome.dir.join("results.json");
+        let text = std::fs::read_to_string(&path)
+            .with_context(|| format!("reading {}", path.display()))?;
+        let results: Results =
+            serde_json::from_str(&text).with_context(|| format!("reading {}", path.display()))?;
+        let c = &results.checkers;
+        let figures = Figures {
+            ops: results.ops,
+            reads: c.counter.reads,
+            overcount_reads: c.counter.overcount.reads,
+            overcount_max: c.counter.overcount.max,
+            undercount_reads: c.counter.undercount.reads,
+            undercount_max: c.counter.undercount.max,
+            resurrections: c.resurrection.events,
+            tombstone_violations: c.tombstones.violations,
+            unknown_outcomes: c.stats.unknown_outcomes,
+            invocations: c.stats.invocations,
+            not_linearizable_keys: c.linearizable.as_ref().map_or(0, |l| l.illegal_keys as u64),
+        };
+        let checks = budget.checks(&results);
+        Ok(RunSummary {
+            workload: w.name.clone(),
+            seed,
+            time_limit: w.time_limit,
+            folder: outcome.dir.display().to_string(),
+            pruned: false,
+            verdict: results.valid,
+            within_budget: checks.iter().all(|c| c.within),
+            checks,
+            figures,
+            replay: format!("checker replay {}", outcome.dir.display()),
+            rerun: format!(
+                "checker run --workload {} --seed {seed} --time-limit {}",
+                w.name, w.time_limit
+            ),
+        })
+    }
+}
+
+/// One point of the trend chart: a run's key figures.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TrendPoint {
+    /// Overcounting reads, % of reads.
+    pub overcount_pct: f64,
+    /// Undercounting reads, % of reads.
+    pub undercount_pct: f64,
+    /// Resurrection events.
+    pub resurrections: f64,
+    /// Unknown outcomes, % of client ops.
+    pub unknown_pct: f64,
+}
+
+/// summary.json.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SoakSummary {
+    /// The soak's seed; each run's is derived from it.
+    pub seed: u64,
+    /// The duration asked for.
+    pub duration: String,
+    /// The workloads, in the order they take turns.
+    pub workloads: Vec<String>,
+    /// When it began.
+    pub started: String,
+    /// When it ended; none while it runs.
+    pub finished: Option<String>,
+    /// Ctrl-C ended it early.
+    pub interrupted: bool,
+    /// Every run stayed within its budget.
+    pub within_budget: bool,
+    /// Every run, in order.
+    pub runs: Vec<RunSummary>,
+}
+
+impl SoakSummary {
+    /// A soak that has run nothing yet.
+    pub fn new(seed: u64, duration: &str, workloads: &[String]) -> Self {
+        SoakSummary {
+            seed,
+            duration: duration.to_string(),
+            workloads: workloads.to_vec(),
+            started: chrono::Local::now().to_rfc3339(),
+            finished: None,
+            interrupted: false,
+            within_budget: true,
+            runs: Vec::new(),
+        }
+    }
+
+    /// Adds a finished run.
+    pub fn push(&mut self, run: RunSummary) {
+        self.within_budget &= run.within_budget;
+        self.runs.push(run);
+    }
+
+    /// Deletes the folders of all but the newest `keep` runs; their figures stay.
+    pub fn prune(&mut self, keep: Option<usize>) -> anyhow::Result<()> {
+        let Some(keep) = keep else { return Ok(()) };
+        let old = self.runs.len().saturating_sub(keep);
+        for run in self.runs[..old].iter_mut().filter(|r| !r.pruned) {
+            std::fs::remove_dir_all(&run.folder)
+                .with_context(|| format!("pruning {}", run.folder))?;
+            run.pruned = true;
+        }
+        Ok(())
+    }
+
+    /// Writes summary.json and junit.xml into `dir`.
+    pub fn write(&self, dir: &Path) -> anyhow::Result<()> {
+        write_json(&dir.join("summary.json"), self)?;
+        let path = dir.join("junit.xml");
+        std::fs::write(&path, junit::render(self))
+            .with_context(|| format!("writing {}", path.display()))
+    }
+
+    /// Marks the soak finished and writes its files.
+    pub fn finish(&mut self, dir: &Path) -> anyhow::Result<()> {
+        self.finished = Some(chrono::Local::now().to_rfc3339());
+        self.write(dir)
+    }
+
+    /// Each run's key figures, for the trend chart.
+    pub fn trend(&self) -> Vec<TrendPoint> {
+        let pct = |n: u64, of: u64| 100.0 * n as f64 / of.max(1) as f64;
+        (self.runs.iter())
+            .map(|r| TrendPoint {
+                overcount_pct: pct(r.figures.overcount_reads, r.figures.reads),
+                undercount_pct: pct(r.figures.undercount_reads, r.figures.reads),
+                resurrections: r.figures.resurrections as f64,
+                unknown_pct: pct(r.figures.unknown_outcomes, r.figures.invocations),
+            })
+            .collect()
+    }
+
+    /// The console summary.
+    pub fn render(&self, dir: &Path) -> String {
+        let mut out = String::new();
+        let over = self.runs.iter().filter(|r| !r.within_budget).count();
+        out += &format!(
+            "{}  soak seed {} · {} runs · {over} over budget{}\n",
+            if self.within_budget {
+                "WITHIN BUDGET"
+            } else {
+                "OVER BUDGET"
+            },
+            self.seed,
+            self.runs.len(),
+            if self.interrupted {
+                " · stopped by Ctrl-C"
+            } else {
+                ""
+            },
+        );
+        for (i, run) in self.runs.iter().enumerate() {
+            let failed: Vec<String> = (run.checks.iter().filter(|c| !c.within))
+                .map(|c| format!("{}.{} {:.4} > {}", c.checker, c.figure, c.value, c.limit))
+                .collect();
+            out += &format!(
+                "  run {:>3}  {:<20} seed {:<20} {:<8} {}\n",
+                i + 1,
+                run.workload,
+                run.seed,
+                run.verdict.word(),
+                if failed.is_empty() {
+                    "within budget".to_string()
+                } else {
+                    format!("over: {}; replay: {}", failed.join(", "), run.rerun)
+                },
+            );
+        }
+        out += &format!(
+            "  summary.json, junit.xml, trend.png and index.html in {}\n",
+            dir.display()
+        );
+        out
+    }
+}
