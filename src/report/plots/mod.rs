@@ -1285,6 +1285,24 @@ mod tests {
                 render(|r| Tombstones(&[], thresholds, &[]).draw(r)),
             ),
         ];
+        let trend: Vec<crate::soak::summary::TrendPoint> = (0..6)
+            .map(|i| crate::soak::summary::TrendPoint {
+                overcount_pct: f64::from(i),
+                undercount_pct: 1.0,
+                resurrections: f64::from(i % 2),
+                unknown_pct: 2.0,
+            })
+            .collect();
+        // The trend's axes change with its data, so its lines are counted by colour.
+        let (with, without) = (
+            render(|r| Trend(&trend).draw(r)),
+            render(|r| Trend(&[]).draw(r)),
+        );
+        assert!(
+            pixels(&with, OVER_COLOUR) > pixels(&without, OVER_COLOUR) + 300,
+            "trend"
+        );
+        assert!(pixels(&with, RESURRECTION_COLOUR) > pixels(&without, RESURRECTION_COLOUR) + 100);
         for (name, with, without) in pairs {
             assert!(
                 inked(&with) > inked(&without) + 300,
