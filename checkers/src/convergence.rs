@@ -28,6 +28,16 @@ pub struct Divergence {
     pub allowed: RangeSet,
 }
 
+impl Divergence {
+    /// What each node answered, as `n1=3 n2=null`.
+    pub fn answers(&self) -> String {
+        let answers: Vec<String> = (self.values.iter())
+            .map(|(node, v)| format!("{node}={}", v.map_or("null".into(), |v| v.to_string())))
+            .collect();
+        answers.join(" ")
+    }
+}
+
 /// The convergence checker's verdict and figures, as results.json holds them.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ConvergenceResult {

@@ -200,15 +200,7 @@ fn findings_section(out: &mut String, report: &Report, focus: &mut Vec<u64>) {
         any = true;
         out.push_str("<h3>Reads out of bounds</h3>\n<table>\n<tr><th>read</th><th>counter</th><th>returned</th><th>allowed</th><th>error</th><th>node</th><th>bound set by adds</th><th>after delete</th></tr>\n");
         for read in errors {
-            let allowed: Vec<String> = (read.allowed_values().ranges().iter())
-                .map(|(lo, hi)| {
-                    if lo == hi {
-                        lo.to_string()
-                    } else {
-                        format!("{lo}..={hi}")
-                    }
-                })
-                .collect();
+            let allowed = read.allowed_values().to_string();
             let error = match read.error() {
                 Some((by, checkers::counter::Direction::Over, _)) if read.resurrection => {
                     format!("resurrection, {by} over")
@@ -229,7 +221,7 @@ fn findings_section(out: &mut String, report: &Report, focus: &mut Vec<u64>) {
                 link(read.index, focus),
                 escape(&read.key),
                 read.value.map_or("null".to_string(), |v| v.to_string()),
-                escape(&allowed.join(" or ")),
+                escape(&allowed),
                 escape(&error),
                 escape(read.node.as_deref().unwrap_or("")),
                 bound.join(", "),
@@ -267,24 +259,12 @@ fn findings_section(out: &mut String, report: &Report, focus: &mut Vec<u64>) {
         any = true;
         out.push_str("<h3>Final reads that did not converge</h3>\n<table>\n<tr><th>counter</th><th>per node</th><th>allowed</th></tr>\n");
         for example in &convergence.examples {
-            let values: Vec<String> = (example.values.iter())
-                .map(|(node, v)| format!("{node}={}", v.map_or("null".into(), |v| v.to_string())))
-                .collect();
-            let allowed: Vec<String> = (example.allowed.ranges().iter())
-                .map(|(lo, hi)| {
-                    if lo == hi {
-                        lo.to_string()
-                    } else {
-                        format!("{lo}..={hi}")
-                    }
-                })
-                .collect();
             let _ = writeln!(
                 out,
                 "<tr><td>{}</td><td>{}</td><td>{}</td></tr>",
                 escape(&example.key),
-                escape(&values.join(" ")),
-                escape(&allowed.join(" or "))
+                escape(&example.answers()),
+                escape(&example.allowed.to_string())
             );
         }
         out.push_str("</table>\n");

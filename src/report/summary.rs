@@ -171,16 +171,7 @@ fn counter_lines(out: &mut String, results: &Results) {
 
 /// The values a read was allowed, as `a..=b` ranges.
 fn allowed(read: &checkers::counter::ReadBounds) -> String {
-    let ranges: Vec<String> = (read.allowed_values().ranges().iter())
-        .map(|(lo, hi)| {
-            if lo == hi {
-                lo.to_string()
-            } else {
-                format!("{lo}..={hi}")
-            }
-        })
-        .collect();
-    ranges.join(" or ")
+    read.allowed_values().to_string()
 }
 
 /// The ops behind the bound a read broke, and the delete before it.
@@ -245,10 +236,7 @@ fn convergence_lines(out: &mut String, results: &Results) {
             if c.unanswered > 0 { format!(", {} unanswered", c.unanswered) } else { String::new() },
         );
         for example in c.examples.iter().take(WORST_SHOWN) {
-            let values: Vec<String> = (example.values.iter())
-                .map(|(node, v)| format!("{node}={}", v.map_or("null".into(), |v| v.to_string())))
-                .collect();
-            let _ = writeln!(out, "    {}: {}", example.key, values.join(" "));
+            let _ = writeln!(out, "    {}: {}", example.key, example.answers());
         }
     }
     if let Some(o) = &results.checkers.oracle {

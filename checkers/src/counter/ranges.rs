@@ -124,6 +124,23 @@ impl RangeSet {
     }
 }
 
+/// `0..=3 or 5 or 7..=9`.
+impl std::fmt::Display for RangeSet {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        for (i, &(lo, hi)) in self.0.iter().enumerate() {
+            if i > 0 {
+                f.write_str(" or ")?;
+            }
+            if lo == hi {
+                write!(f, "{lo}")?;
+            } else {
+                write!(f, "{lo}..={hi}")?;
+            }
+        }
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -134,6 +151,12 @@ mod tests {
         assert_eq!(set.ranges(), &[(0, 2), (5, 6), (9, 12)]);
         assert!(set.contains(6) && !set.contains(7) && !set.contains(13));
         assert_eq!((set.min(), set.max()), (Some(0), Some(12)));
+    }
+
+    #[test]
+    fn a_set_reads_as_its_ranges() {
+        let set = RangeSet::from_ranges(vec![(0, 3), (5, 5)]);
+        assert_eq!(set.to_string(), "0..=3 or 5");
     }
 
     #[test]
