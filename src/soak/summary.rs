@@ -115,6 +115,8 @@ impl RunSummary {
 /// One point of the trend chart: a run's key figures.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TrendPoint {
+    /// The run's workload.
+    pub workload: String,
     /// Overcounting reads, % of reads.
     pub overcount_pct: f64,
     /// Undercounting reads, % of reads.
@@ -198,6 +200,7 @@ impl SoakSummary {
         let pct = |n: u64, of: u64| 100.0 * n as f64 / of.max(1) as f64;
         (self.runs.iter())
             .map(|r| TrendPoint {
+                workload: r.workload.clone(),
                 overcount_pct: pct(r.figures.overcount_reads, r.figures.reads),
                 undercount_pct: pct(r.figures.undercount_reads, r.figures.reads),
                 resurrections: r.figures.resurrections as f64,

@@ -1287,6 +1287,7 @@ mod tests {
         ];
         let trend: Vec<crate::soak::summary::TrendPoint> = (0..6)
             .map(|i| crate::soak::summary::TrendPoint {
+                workload: ["a", "b"][i as usize % 2].to_string(),
                 overcount_pct: f64::from(i),
                 undercount_pct: 1.0,
                 resurrections: f64::from(i % 2),

@@ -3,6 +3,9 @@
 use super::*;
 use crate::soak::summary::TrendPoint;
 
+/// The dash and gap of each workload's lines, in pixels, in turn.
+const WORKLOAD_DASHES: [(u32, u32); 3] = [(20, 1), (8, 5), (2, 5)];
+
 /// The lines drawn, with their colours.
 const LINES: [(&str, RGBColor); 4] = [
     ("overcounting reads, % of reads", OVER_COLOUR),
@@ -35,25 +38,49 @@ pub(super) fn draw<DB: DrawingBackend>(
         .fold(1.0, f64::max);
     let x = 0.5..(points.len() as f64 + 0.5).max(1.5);
     let mut chart = chart(root, &labels, x, 0.0..headroom(0.0, top))?;
+    // One line per figure and workload: colour for the figure, dashes for the workload,
+    // each joining that workload's runs.
+    let mut workloads: Vec<&str> = points.iter().map(|p| p.workload.as_str()).collect();
+    workloads.dedup();
+    workloads.sort_unstable();
+    workloads.dedup();
     for (line, (name, colour)) in LINES.into_iter().enumerate() {
-        let series: Vec<(f64, f64)> = (1..)
-            .zip(points)
-            .map(|(run, p)| (f64::from(run), value(p, line)))
-            .collect();
-        chart
-            .draw_series(LineSeries::new(series.clone(), colour.stroke_width(2)))
-            .map_err(failed)?
-            .label(name)
-            .legend(move |(x, y)| {
-                PathElement::new(vec![(x, y), (x + 20, y)], colour.stroke_width(2))
-            });
-        chart
-            .draw_series(
-                series
-                    .into_iter()
-                    .map(|at| Circle::new(at, 4, colour.filled())),
+        for (w, workload) in workloads.iter().enumerate() {
+            let series: Vec<(f64, f64)> = (1..)
+                .zip(points)
+                .filter(|(_, p)| p.workload == *workload)
+                .map(|(run, p)| (f64::from(run), value(p, line)))
+                .collect();
+            let (dash, gap) = WORKLOAD_DASHES[w % WORKLOAD_DASHES.len()];
+            let style = colour.stroke_width(2);
+            chart
+                .draw_series(DashedLineSeries::new(series.clone(), dash, gap, style))
+                .map_err(failed)?;
+            chart
+                .draw_series(
+                    series
+                        .into_iter()
+                        .map(|at| Circle::new(at, 4, colour.filled())),
+                )
+                .map_err(failed)?;
+        }
+        entry(&mut chart, name.to_string(), move |(x, y)| {
+            PathElement::new(vec![(x, y), (x + 20, y)], colour.stroke_width(2))
+        })?;
+    }
+    for (w, workload) in workloads.iter().enumerate() {
+        let (dash, gap) = WORKLOAD_DASHES[w % WORKLOAD_DASHES.len()];
+        let dash_at = move |start: u32| {
+            let (from, to) = (start.min(20), (start + dash).min(20));
+            PathElement::new(
+                vec![(from as i32, 0), (to as i32, 0)],
+                BLACK.stroke_width(2),
             )
-            .map_err(failed)?;
+        };
+        entry(&mut chart, format!("runs of {workload}"), move |at| {
+            let step = dash + gap;
+            EmptyElement::at(at) + dash_at(0) + dash_at(step) + dash_at(2 * step)
+        })?;
     }
     legend(&mut chart)
 }
