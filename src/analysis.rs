@@ -7,7 +7,9 @@ use checkers::history::{detect_file, read_history, Format, HistoryError, JsonlRe
 use checkers::linear::LinOptions;
 use checkers::results::{check, CheckOptions, Results};
 use checkers::tombstones::Thresholds;
+use checkers::Op;
 use serde::Deserialize;
+use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -106,9 +108,44 @@ pub fn run_lin_options() -> LinOptions {
 /// The file, in a run folder, that explains why the history is not linearizable.
 pub const LIN_PAGE: &str = "linearizability.html";
 
-/// Runs every checker over the target's history; in a run folder, rewrites results.json
-/// and, when the history is not linearizable, the page that explains why.
+/// Runs every checker over the target's history, streamed when it is our JSONL; in a run
+/// folder, rewrites results.json and, when the history is not linearizable, the page that
+/// explains why.
 pub fn analyse(target: &Target, keep_reads: bool) -> anyhow::Result<Results> {
+    let options = check_options(target, keep_reads)?;
+    // Our own JSONL is streamed; other tools' formats (Jepsen EDN, logs) are read whole.
+    let format = detect_file(&target.history).map_err(BadInput::from)?;
+    if matches!(format, None | Some(Format::Jsonl)) {
+        let mut reader = JsonlReader::open(&target.history).map_err(BadInput::from)?;
+        let mut results = check(reader.by_ref(), &options).map_err(BadInput::from)?;
+        results.warnings = reader.warnings().to_vec();
+        write_outputs(target, &results, || {
+            read_history(&target.history, format).map(|(ops, _)| Cow::Owned(ops))
+        })?;
+        Ok(results)
+    } else {
+        let (ops, warnings) = read_history(&target.history, format).map_err(BadInput::from)?;
+        analyse_ops(target, &ops, warnings, keep_reads)
+    }
+}
+
+/// The same as [`analyse`], on a history already read (with the reader's warnings).
+pub fn analyse_ops(
+    target: &Target,
+    ops: &[Op],
+    warnings: Vec<String>,
+    keep_reads: bool,
+) -> anyhow::Result<Results> {
+    let options = check_options(target, keep_reads)?;
+    let mut results = check(ops.iter().cloned().map(Ok), &options).map_err(BadInput::from)?;
+    results.warnings = warnings;
+    write_outputs(target, &results, || Ok(Cow::Borrowed(ops)))?;
+    Ok(results)
+}
+
+/// What the checkers need to know beyond the history: from run.json and the nodes' dumps
+/// in a run folder.
+fn check_options(target: &Target, keep_reads: bool) -> anyhow::Result<CheckOptions> {
     let facts = target.run_dir.as_deref().map(run_facts).unwrap_or_default();
     let cluster = facts.workload.as_ref().and_then(|w| w.cluster.as_ref());
     let defaults = Thresholds::default();
@@ -117,7 +154,7 @@ pub fn analyse(target: &Target, keep_reads: bool) -> anyhow::Result<Results> {
         fail: cluster.map_or(defaults.fail, |c| c.tombstone_failure_threshold),
         started_empty: facts.cluster_started_empty,
     };
-    let options = CheckOptions {
+    Ok(CheckOptions {
         workload: facts.workload.map(|w| w.name),
         seed: facts.seed,
         keep_reads,
@@ -127,35 +164,32 @@ pub fn analyse(target: &Target, keep_reads: bool) -> anyhow::Result<Results> {
             Some(dir) => read_truth(dir).map_err(|e| BadInput::Usage(format!("{e:#}")))?,
             None => None,
         },
+    })
+}
+
+/// In a run folder: results.json and, when a key is not linearizable, the page explaining
+/// it, drawn from the history `ops` gives (asked for only then).
+fn write_outputs<'a>(
+    target: &Target,
+    results: &Results,
+    ops: impl FnOnce() -> Result<Cow<'a, [Op]>, HistoryError>,
+) -> anyhow::Result<()> {
+    let Some(dir) = &target.run_dir else {
+        return Ok(());
     };
-    // Our own JSONL is streamed; other tools' formats (Jepsen EDN, logs) are read whole.
-    let format = detect_file(&target.history).map_err(BadInput::from)?;
-    let results = if matches!(format, None | Some(Format::Jsonl)) {
-        let mut reader = JsonlReader::open(&target.history).map_err(BadInput::from)?;
-        let mut results = check(reader.by_ref(), &options).map_err(BadInput::from)?;
-        results.warnings = reader.warnings().to_vec();
-        results
-    } else {
-        let (ops, warnings) = read_history(&target.history, format).map_err(BadInput::from)?;
-        let mut results = check(ops.into_iter().map(Ok), &options).map_err(BadInput::from)?;
-        results.warnings = warnings;
-        results
-    };
-    if let Some(dir) = &target.run_dir {
-        write_json(&dir.join("results.json"), &results)?;
-        let failure = results
-            .checkers
-            .linearizable
-            .as_ref()
-            .and_then(|l| l.failures.first().map(|f| (l, f)));
-        if let Some((lin, failure)) = failure {
-            let (ops, _) = read_history(&target.history, format).map_err(BadInput::from)?;
-            let page = dir.join(LIN_PAGE);
-            std::fs::write(&page, linear_page::render(&ops, lin, failure))
-                .map_err(|e| anyhow::anyhow!("writing {}: {e}", page.display()))?;
-        }
+    write_json(&dir.join("results.json"), results)?;
+    let failure = results
+        .checkers
+        .linearizable
+        .as_ref()
+        .and_then(|l| l.failures.first().map(|f| (l, f)));
+    if let Some((lin, failure)) = failure {
+        let ops = ops().map_err(BadInput::from)?;
+        let page = dir.join(LIN_PAGE);
+        std::fs::write(&page, linear_page::render(&ops, lin, failure))
+            .map_err(|e| anyhow::anyhow!("writing {}: {e}", page.display()))?;
     }
-    Ok(results)
+    Ok(())
 }
 
 /// Writes a JSON document, pretty-printed, replacing the file atomically.

@@ -4,32 +4,13 @@
 use crate::analysis::BadInput;
 use crate::cli::{ReportArgs, ServeArgs};
 use crate::report::{folder, index};
+use crate::run_folder::run_folders;
 use anyhow::Context;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// Whether `dir` is a run folder (it holds a history).
 fn is_run(dir: &Path) -> bool {
     dir.join("history.jsonl").is_file()
-}
-
-/// The run folders of a folder of runs, `<workload>/<stamp>/`.
-fn runs_in(root: &Path) -> Vec<PathBuf> {
-    let subdirs = |dir: &Path| -> Vec<PathBuf> {
-        let mut dirs: Vec<PathBuf> = std::fs::read_dir(dir)
-            .into_iter()
-            .flatten()
-            .filter_map(Result::ok)
-            .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
-            .map(|e| e.path())
-            .collect();
-        dirs.sort();
-        dirs
-    };
-    subdirs(root)
-        .iter()
-        .flat_map(|w| subdirs(w))
-        .filter(|r| is_run(r))
-        .collect()
 }
 
 /// `checker report`: one run folder (and the index of the runs beside it), or every run
@@ -44,7 +25,7 @@ pub fn report(args: ReportArgs) -> anyhow::Result<()> {
         let root = path.parent().and_then(Path::parent).map(Path::to_path_buf);
         (vec![path.clone()], root)
     } else {
-        (runs_in(path), Some(path.clone()))
+        (run_folders(path), Some(path.clone()))
     };
     let mut failed = Vec::new();
     for run in &runs {
@@ -60,7 +41,7 @@ pub fn report(args: ReportArgs) -> anyhow::Result<()> {
             }
         }
     }
-    if let Some(root) = root.filter(|r| !runs_in(r).is_empty()) {
+    if let Some(root) = root.filter(|r| !run_folders(r).is_empty()) {
         println!("index  {}", index::write(&root)?.display());
     }
     if failed.is_empty() {
@@ -80,7 +61,7 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     if !args.dir.is_dir() {
         return Err(BadInput::Usage(format!("{} is not a folder", args.dir.display())).into());
     }
-    if !runs_in(&args.dir).is_empty() && !args.dir.join("index.html").is_file() {
+    if !run_folders(&args.dir).is_empty() && !args.dir.join("index.html").is_file() {
         index::write(&args.dir)?;
     }
     let app = axum::Router::new().fallback_service(tower_http::services::ServeDir::new(&args.dir));

@@ -87,13 +87,9 @@ async fn dispatch(command: Command) -> anyhow::Result<Done> {
         Command::Node(args) => node(args).await.map(|()| Done::NoVerdict),
         Command::Report(args) => browse::report(args).map(|()| Done::NoVerdict),
         Command::Serve(args) => browse::serve(args).await.map(|()| Done::NoVerdict),
-        Command::Soak(args) => soak::soak(args).await.map(|within| {
-            Done::Verdict(if within {
-                Validity::Valid
-            } else {
-                Validity::Invalid
-            })
-        }),
+        Command::Soak(args) => soak::soak(args)
+            .await
+            .map(|within| Done::Verdict(Validity::from_findings(!within, false))),
         Command::Replay(args) => soak::replay(args).await.map(Done::Verdict),
     }
 }

@@ -8,7 +8,7 @@ use crate::run_folder::RunFolder;
 use crate::workload::nemesis;
 use crate::workload::Workload;
 use anyhow::Context;
-use checkers::Validity;
+use checkers::{Results, Validity};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -57,6 +57,8 @@ struct NodeRecord {
 pub struct RunOutcome {
     /// The combined verdict.
     pub verdict: Validity,
+    /// Every checker's results, as results.json holds them.
+    pub results: Results,
     /// The run folder.
     pub dir: PathBuf,
     /// Ctrl-C stopped the load early.
@@ -152,13 +154,14 @@ pub async fn run(plan: RunPlan) -> anyhow::Result<RunOutcome> {
     record.interrupted = interrupted.load(Ordering::Relaxed);
     record.finished = Some(chrono::Local::now().to_rfc3339());
     write_json(&folder.dir.join("run.json"), &record)?;
-    let verdict = report(&folder)?;
+    let results = report(&folder)?;
     folder
         .link_latest(&plan.results)
         .context("updating the latest links")?;
     crate::report::index::write(&plan.results).context("writing the index of runs")?;
     Ok(RunOutcome {
-        verdict,
+        verdict: results.valid,
+        results,
         dir: folder.dir.clone(),
         interrupted: record.interrupted,
     })
@@ -229,8 +232,8 @@ async fn drive_load(
 
 /// Checks the run's history, writes results.json, the charts and the report page, prints
 /// the summary.
-fn report(folder: &RunFolder) -> anyhow::Result<Validity> {
+fn report(folder: &RunFolder) -> anyhow::Result<Results> {
     let results = crate::report::folder::render(&folder.dir)?;
     print!("{}", summary::render(&results, Some(&folder.dir)));
-    Ok(results.valid)
+    Ok(results)
 }

@@ -3,6 +3,26 @@
 use std::io;
 use std::path::{Path, PathBuf};
 
+/// Every run folder under `root` (`<workload>/<stamp>/` holding a history), in path
+/// order; the `latest` links are not runs.
+pub fn run_folders(root: &Path) -> Vec<PathBuf> {
+    let subdirs = |dir: &Path| -> Vec<PathBuf> {
+        let mut dirs: Vec<PathBuf> = std::fs::read_dir(dir)
+            .into_iter()
+            .flatten()
+            .filter_map(Result::ok)
+            .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+            .map(|e| e.path())
+            .collect();
+        dirs.sort();
+        dirs
+    };
+    (subdirs(root).iter())
+        .flat_map(|workload| subdirs(workload))
+        .filter(|run| run.join("history.jsonl").is_file())
+        .collect()
+}
+
 /// One run's folder, `results/<workload>/<YYYYMMDDTHHMMSS>/`.
 pub struct RunFolder {
     /// The folder.

@@ -161,13 +161,8 @@ impl ConvergenceChecker {
                 || self.scanned.iter().any(|(_, partition)| partition == asked)
         };
         result.unanswered = self.asked.iter().filter(|k| !answered(k)).count() as u64;
-        result.valid = if result.disagreeing + result.out_of_bounds > 0 {
-            Validity::Invalid
-        } else if result.unanswered > 0 {
-            Validity::Unknown
-        } else {
-            Validity::Valid
-        };
+        let wrong = result.disagreeing + result.out_of_bounds > 0;
+        result.valid = Validity::from_findings(wrong, result.unanswered > 0);
         Some(result)
     }
 }

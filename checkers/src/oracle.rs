@@ -91,11 +91,7 @@ pub fn cross_check(
     }
     result.findings.sort_by_key(|f| (f.flagged, f.key.clone()));
     result.findings.truncate(FINDINGS_KEPT);
-    result.valid = if result.unflagged > 0 {
-        Validity::Invalid
-    } else {
-        Validity::Valid
-    };
+    result.valid = Validity::from_findings(result.unflagged > 0, false);
     result
 }
 

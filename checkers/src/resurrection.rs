@@ -120,11 +120,7 @@ impl Resurrections {
         sort_worst_first(&mut list);
         list.truncate(EVENTS_KEPT);
         ResurrectionResult {
-            valid: if self.events == 0 {
-                Validity::Valid
-            } else {
-                Validity::Invalid
-            },
+            valid: Validity::from_findings(self.events > 0, false),
             events: self.events,
             reads: self.reads,
             max_magnitude: self.max_magnitude,

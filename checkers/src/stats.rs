@@ -175,11 +175,7 @@ impl StatsChecker {
         }
         result.unknown_outcomes = result.by_f.values().map(|o| o.info + o.pending).sum();
         let some_f_never_succeeded = result.by_f.values().any(|o| o.ok == 0);
-        result.valid = if some_f_never_succeeded {
-            Validity::Invalid
-        } else {
-            Validity::Valid
-        };
+        result.valid = Validity::from_findings(some_f_never_succeeded, false);
         self.result
     }
 }

@@ -216,11 +216,7 @@ impl TombstoneChecker {
     pub fn finish(mut self) -> TombstonesResult {
         self.result.warn_threshold = self.thresholds.warn;
         self.result.fail_threshold = self.thresholds.fail;
-        self.result.valid = if self.result.violations > 0 {
-            Validity::Invalid
-        } else {
-            Validity::Valid
-        };
+        self.result.valid = Validity::from_findings(self.result.violations > 0, false);
         self.result
     }
 }

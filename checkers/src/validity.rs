@@ -15,6 +15,16 @@ pub enum Validity {
 }
 
 impl Validity {
+    /// Invalid when a checker found something wrong, else unknown when it could not decide
+    /// something, else valid.
+    pub fn from_findings(wrong: bool, undecided: bool) -> Validity {
+        match (wrong, undecided) {
+            (true, _) => Validity::Invalid,
+            (false, true) => Validity::Unknown,
+            (false, false) => Validity::Valid,
+        }
+    }
+
     /// Combines verdicts: any invalid wins, then unknown.
     pub fn combine(self, other: Validity) -> Validity {
         use Validity::*;

@@ -2,7 +2,7 @@
 
 use super::page::{self, Report};
 use super::plots;
-use crate::analysis::{analyse, BadInput, Target, LIN_PAGE};
+use crate::analysis::{analyse_ops, BadInput, Target, LIN_PAGE};
 use anyhow::Context;
 use checkers::Results;
 use std::path::{Path, PathBuf};
@@ -18,8 +18,8 @@ pub fn render(dir: &Path) -> anyhow::Result<Results> {
         history: history.clone(),
         run_dir: Some(dir.to_path_buf()),
     };
-    let results = analyse(&target, true)?;
-    let (ops, _) = checkers::history::read_jsonl(&history).map_err(BadInput::from)?;
+    let (ops, warnings) = checkers::history::read_jsonl(&history).map_err(BadInput::from)?;
+    let results = analyse_ops(&target, &ops, warnings, true)?;
     let plots_dir = dir.join("plots");
     let tombstones = &results.checkers.tombstones;
     let charts = plots::Charts {

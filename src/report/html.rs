@@ -37,6 +37,13 @@ pub fn page(title: &str, body: &str) -> String {
     )
 }
 
+/// The word of a verdict as results.json writes it (`true`, `false`, `"unknown"`).
+pub fn verdict_word(valid: &serde_json::Value) -> &'static str {
+    serde_json::from_value::<checkers::Validity>(valid.clone())
+        .unwrap_or(checkers::Validity::Unknown)
+        .word()
+}
+
 /// The CSS class of a verdict word (`VALID`, `INVALID`, `UNKNOWN`).
 pub fn verdict_class(word: &str) -> &'static str {
     match word {

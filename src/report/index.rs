@@ -1,7 +1,8 @@
 //! results/index.html: every run, newest first, with its workload, time, verdict and key
 //! figures, each linking to its report. Rewritten after every run.
 
-use super::html::{escape, page, verdict_class};
+use super::html::{escape, page, verdict_class, verdict_word};
+use crate::run_folder::run_folders;
 use anyhow::Context;
 use serde_json::Value;
 use std::fmt::Write;
@@ -15,35 +16,19 @@ struct Row {
     has_report: bool,
 }
 
-/// Every run folder under `root` (`<workload>/<stamp>/`), newest first; `latest` links are
-/// not runs.
+/// Every run under `root`, newest first.
 fn rows(root: &Path) -> Vec<Row> {
-    let mut rows = Vec::new();
-    let dirs = |dir: &Path| -> Vec<PathBuf> {
-        std::fs::read_dir(dir)
-            .into_iter()
-            .flatten()
-            .filter_map(Result::ok)
-            .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
-            .map(|e| e.path())
-            .collect()
-    };
-    for workload in dirs(root) {
-        for run in dirs(&workload) {
-            if !run.join("history.jsonl").is_file() {
-                continue;
-            }
-            let results = std::fs::read_to_string(run.join("results.json"))
+    let mut rows: Vec<Row> = run_folders(root)
+        .into_iter()
+        .map(|run| Row {
+            workload: run.parent().map(name_of).unwrap_or_default(),
+            stamp: name_of(&run),
+            results: std::fs::read_to_string(run.join("results.json"))
                 .ok()
-                .and_then(|text| serde_json::from_str(&text).ok());
-            rows.push(Row {
-                workload: name_of(&workload),
-                stamp: name_of(&run),
-                results,
-                has_report: run.join("report.html").is_file(),
-            });
-        }
-    }
+                .and_then(|text| serde_json::from_str(&text).ok()),
+            has_report: run.join("report.html").is_file(),
+        })
+        .collect();
     rows.sort_by(|a, b| b.stamp.cmp(&a.stamp).then(a.workload.cmp(&b.workload)));
     rows
 }
@@ -123,11 +108,7 @@ pub fn render(root: &Path) -> String {
     for row in &rows {
         let (word, seed, figures) = match &row.results {
             Some(r) => {
-                let word = match &r["valid"] {
-                    Value::Bool(true) => "VALID",
-                    Value::Bool(false) => "INVALID",
-                    _ => "UNKNOWN",
-                };
+                let word = verdict_word(&r["valid"]);
                 (word, r["seed"].to_string(), figures(r))
             }
             None => ("UNKNOWN", String::new(), "not checked".to_string()),

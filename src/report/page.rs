@@ -2,7 +2,7 @@
 //! scripts): the verdict, the run's configuration and seed, each checker's figures, the
 //! charts, and the worst findings, each linked to a timeline of the operations around it.
 
-use super::html::{escape, page, verdict_class};
+use super::html::{escape, page, verdict_class, verdict_word};
 use super::timeline::{self, Pairs};
 use checkers::counter::ReadBounds;
 use checkers::{Op, Results};
@@ -104,11 +104,7 @@ fn checkers_section(out: &mut String, results: &Results) {
     );
     let checkers = serde_json::to_value(&results.checkers).unwrap_or_default();
     for (name, result) in checkers.as_object().into_iter().flatten() {
-        let valid = match &result["valid"] {
-            Value::Bool(true) => "VALID",
-            Value::Bool(false) => "INVALID",
-            _ => "UNKNOWN",
-        };
+        let valid = verdict_word(&result["valid"]);
         let mut figures = Vec::new();
         for (field, value) in result.as_object().into_iter().flatten() {
             match value {

@@ -100,7 +100,7 @@ pub async fn soak(args: SoakArgs) -> anyhow::Result<bool> {
         let outcome = run(plan)
             .await
             .with_context(|| format!("soak run {} ({})", i + 1, w.name))?;
-        let record = RunSummary::of(&outcome, &w, run_seed, &budget)?;
+        let record = RunSummary::of(&outcome, &w, run_seed, &budget);
         eprintln!(
             "soak run {} · {} · {} · {}",
             i + 1,

@@ -7,7 +7,7 @@ use crate::analysis::write_json;
 use crate::run::RunOutcome;
 use crate::workload::Workload;
 use anyhow::Context;
-use checkers::{Results, Validity};
+use checkers::Validity;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
@@ -66,18 +66,9 @@ pub struct RunSummary {
 }
 
 impl RunSummary {
-    /// A finished run, read back from its folder and held to `budget`.
-    pub fn of(
-        outcome: &RunOutcome,
-        w: &Workload,
-        seed: u64,
-        budget: &Budget,
-    ) -> anyhow::Result<Self> {
-        let path = outcome.dir.join("results.json");
-        let text = std::fs::read_to_string(&path)
-            .with_context(|| format!("reading {}", path.display()))?;
-        let results: Results =
-            serde_json::from_str(&text).with_context(|| format!("reading {}", path.display()))?;
+    /// A finished run, held to `budget`.
+    pub fn of(outcome: &RunOutcome, w: &Workload, seed: u64, budget: &Budget) -> Self {
+        let results = &outcome.results;
         let c = &results.checkers;
         let figures = Figures {
             ops: results.ops,
@@ -92,8 +83,8 @@ impl RunSummary {
             invocations: c.stats.invocations,
             not_linearizable_keys: c.linearizable.as_ref().map_or(0, |l| l.illegal_keys as u64),
         };
-        let checks = budget.checks(&results);
-        Ok(RunSummary {
+        let checks = budget.checks(results);
+        RunSummary {
             workload: w.name.clone(),
             seed,
             time_limit: w.time_limit,
@@ -108,7 +99,7 @@ impl RunSummary {
                 "checker run --workload {} --seed {seed} --time-limit {}",
                 w.name, w.time_limit
             ),
-        })
+        }
     }
 }
 

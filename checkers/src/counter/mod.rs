@@ -212,13 +212,7 @@ impl CounterChecker {
         result.read_bounds.sort_by_key(|r| r.index);
         // Resurrections are the resurrection checker's to judge.
         let wrong = result.overcount.reads + result.undercount.reads;
-        result.valid = if wrong > 0 {
-            Validity::Invalid
-        } else if result.unchecked_reads > 0 {
-            Validity::Unknown
-        } else {
-            Validity::Valid
-        };
+        result.valid = Validity::from_findings(wrong > 0, result.unchecked_reads > 0);
         result
     }
 
@@ -243,7 +237,7 @@ impl CounterChecker {
             F::Add => self.invoke_change(op, event, key, Some(op.delta().unwrap_or(0))),
             F::Delete => self.invoke_change(op, event, key, None),
             F::Read => {
-                let id = self.start_read(op, event, &key);
+                let id = self.start_read(&key, event, (op.index, op.time));
                 Open::Read { key, id }
             }
             F::Scan => {
@@ -252,7 +246,7 @@ impl CounterChecker {
                 let reads = keys
                     .into_iter()
                     .map(|k| {
-                        let id = self.start_read(op, event, &k);
+                        let id = self.start_read(&k, event, (op.index, op.time));
                         (k, id)
                     })
                     .collect();
@@ -437,10 +431,11 @@ impl CounterChecker {
         keys
     }
 
-    /// Registers a read of `key` invoked by `op`; returns its id.
-    fn start_read(&mut self, op: &Op, event: u64, key: &str) -> u64 {
+    /// Registers a read of `key` invoked at event `start` (op index and time `invoke`);
+    /// returns its id.
+    fn start_read(&mut self, key: &str, start: u64, invoke: (u64, u64)) -> u64 {
         self.next_read += 1;
-        let read = PendingRead::new(self.next_read, key, event, (op.index, op.time));
+        let read = PendingRead::new(self.next_read, key, start, invoke);
         let id = read.id;
         self.counter(key).reads.push(read);
         id
@@ -511,11 +506,7 @@ impl CounterChecker {
                 continue;
             }
             // No add ever named this counter: it allows only 0.
-            self.counter(&key);
-            self.next_read += 1;
-            let read = PendingRead::new(self.next_read, &key, scan.start, scan.invoke);
-            let id = read.id;
-            self.counter(&key).reads.push(read);
+            let id = self.start_read(&key, scan.start, scan.invoke);
             self.end_read(&key, id, op, event, value.as_i64());
             touched.push(key);
         }
