@@ -1,4 +1,4 @@
-//! The run folder of DESIGN.md: where a run's files go, and the `latest` links to it.
+//! The run folder of docs/run-folder.md: where a run's files go, and the `latest` links to it.
 
 use std::io;
 use std::path::{Path, PathBuf};

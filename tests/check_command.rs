@@ -83,7 +83,7 @@ fn a_jepsen_edn_history_is_checked_like_our_own() {
     // Jepsen's counter run from the peer histories: 287 ok adds of 1, valid.
     let path = concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/../shared/peer-histories/jepsen/counter.edn"
+        "/checkers/tests/data/peer-histories/jepsen/counter.edn"
     );
     let out = run(&["check", path, "--json"]);
     assert_eq!(

@@ -4,7 +4,7 @@ use crate::process::run;
 use std::path::PathBuf;
 
 fn peer(path: &str) -> String {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/peer-histories");
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("checkers/tests/data/peer-histories");
     dir.join(path).to_str().expect("utf-8").to_string()
 }
 

@@ -1,4 +1,4 @@
-//! One real node over HTTP: the data plane answers as DESIGN.md says, bad input included.
+//! One real node over HTTP: the data plane answers as docs/node-api.md says, bad input included.
 
 use crate::process::checker;
 use std::io::{BufRead, BufReader};

@@ -91,8 +91,9 @@ fn generated(clients: usize, total: usize, seed: u64) -> Vec<Op> {
 }
 
 fn peer_rows() -> Vec<(PathBuf, Format, ModelKind, Val, String)> {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/peer-histories");
-    let text = std::fs::read_to_string(dir.join("MANIFEST.tsv")).unwrap_or_default();
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/peer-histories");
+    let text = std::fs::read_to_string(dir.join("MANIFEST.tsv"))
+        .expect("tests/data/peer-histories/MANIFEST.tsv");
     text.lines()
         .skip(1)
         .filter_map(|line| {

@@ -35,7 +35,7 @@ impl Validity {
         }
     }
 
-    /// The process exit code DESIGN.md gives this verdict: 0, 1 or 2.
+    /// The process exit code docs/results.md gives this verdict: 0, 1 or 2.
     pub fn exit_code(self) -> i32 {
         match self {
             Validity::Valid => 0,

@@ -1,4 +1,4 @@
-//! Every history in shared/peer-histories/MANIFEST.tsv gets the verdict its own project's
+//! Every history in tests/data/peer-histories/MANIFEST.tsv gets the verdict its own project's
 //! suite asserts (Knossos, Porcupine, Jepsen).
 
 use checkers::history::{read_history, Format};
@@ -7,9 +7,9 @@ use checkers::{Op, OpType, Process, Validity, F};
 use serde_json::json;
 use std::path::PathBuf;
 
-/// The peer histories, beside the repository as in every checkout and CI run.
+/// The peer histories vendored in this crate (sources and licences in their README).
 pub fn peer_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/peer-histories")
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/peer-histories")
 }
 
 /// One manifest row: the file, its format, the model with its initial value, the verdict.
@@ -25,7 +25,7 @@ pub struct Row {
 pub fn manifest() -> Vec<Row> {
     let dir = peer_dir();
     let text = std::fs::read_to_string(dir.join("MANIFEST.tsv"))
-        .expect("MANIFEST.tsv beside the repository");
+        .expect("tests/data/peer-histories/MANIFEST.tsv");
     text.lines()
         .skip(1)
         .filter(|l| !l.trim().is_empty())

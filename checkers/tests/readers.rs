@@ -9,7 +9,7 @@ use serde_json::json;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-const PEERS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/peer-histories");
+const PEERS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/peer-histories");
 
 /// Every file of the peer histories' MANIFEST.tsv with its format.
 fn read_peer(relative: &str) -> Vec<Op> {

@@ -73,7 +73,7 @@ pub trait CounterClient: Send + Sync + 'static {
     ) -> impl Future<Output = Outcome> + Send;
 }
 
-/// Talks to nodes over the HTTP API of DESIGN.md.
+/// Talks to nodes over the HTTP API of docs/node-api.md.
 pub struct HttpClient {
     http: reqwest::Client,
     nodes: Vec<(String, String)>,

@@ -1,4 +1,4 @@
-//! The node's error answers: a status code and the JSON body of DESIGN.md.
+//! The node's error answers: a status code and the JSON body of docs/node-api.md.
 
 use super::api::ErrorBody;
 use axum::http::StatusCode;

@@ -1,7 +1,7 @@
 //! The counter checker: for every ok read, and every cell of an ok scan, the values some
 //! legal order of the history allows, and by how much the read missed them.
 //!
-//! The truth is the ideal counter of DESIGN.md: an add takes effect at one point between
+//! The truth is the ideal counter (docs/how-the-checkers-work.md): an add takes effect at one point between
 //! its invoke and its completion (at any later point or never, when it timed out or never
 //! completed; never, when it failed); a delete likewise; a retry (`retry_of`) is the same
 //! intended op as the one it retries, so together they take effect at most once. A partition

@@ -32,7 +32,7 @@ const FAILURES_EXPLAINED: usize = 10;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum ModelKind {
-    /// The ideal counter of DESIGN.md, per key.
+    /// The ideal counter (docs/how-the-checkers-work.md), per key.
     Counter,
     /// A read / write register.
     Register,

@@ -1,4 +1,4 @@
-//! The ideal counter of DESIGN.md: `add(d)` sets it to `(current or 0) + d`, `delete` makes
+//! The ideal counter (docs/how-the-checkers-work.md): `add(d)` sets it to `(current or 0) + d`, `delete` makes
 //! it absent, `read` returns it (`null` when absent).
 
 use crate::linear::model::{unknown_f, Model, ModelError};
