@@ -6,11 +6,11 @@
 //! is not the bottleneck when its rate against the stub is far above the cluster's.
 //! Run with `cargo bench --bench node_throughput` (`BENCH_SECONDS`, `BENCH_CLIENTS` to tune).
 
+use checker::api::ConsistencyLevel;
+use checker::api::CounterKey;
+use checker::api::{ClusterSettings, CommitlogSync};
 use checker::cluster::Cluster;
 use checker::driver::{CounterClient, HttpClient, Recorder};
-use checker::node::api::CounterKey;
-use checker::node::consistency::ConsistencyLevel;
-use checker::node::settings::{ClusterSettings, CommitlogSync};
 use checkers::OpType;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;

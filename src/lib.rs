@@ -2,6 +2,7 @@
 //! the report. The checkers themselves live in the `checkers` crate.
 
 pub mod analysis;
+pub mod api;
 pub mod browse;
 pub mod cli;
 pub mod cluster;

@@ -4,8 +4,8 @@
 
 use anyhow::Context;
 use checker::analysis::BadInput;
+use checker::api::ClusterSettings;
 use checker::cli::{Cli, Command, NodeArgs, RunArgs};
-use checker::node::settings::ClusterSettings;
 use checker::node::{serve, NodeConfig};
 use checker::run::{run, RunPlan};
 use checker::workload;

@@ -2,9 +2,9 @@
 //! replication.
 
 use crate::process::{eventually, is_live_node};
+use checker::api::ClusterSettings;
 use checker::cluster::Cluster;
 use checker::driver::{Nemesis, Recorder};
-use checker::node::settings::ClusterSettings;
 use checker::workload::nemesis::{Action, FaultKind, PlannedFault};
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;

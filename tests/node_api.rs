@@ -166,3 +166,42 @@ fn bad_input_gets_a_json_4xx_naming_the_problem_and_the_node_keeps_serving() {
     let (status, _) = request("GET", &url, None);
     assert_eq!(status, 200, "the node still serves");
 }
+
+#[test]
+fn a_cell_delete_refuses_the_partition_scope_and_a_running_node_keeps_its_mode() {
+    let (node, _dir) = start_node(r#"{"rf": 1}"#, &[]);
+    let base = format!("http://{}", node.addr);
+    let (status, body) = request(
+        "DELETE",
+        &format!("{base}/v1/counters/views/home?scope=partition"),
+        None,
+    );
+    assert_eq!((status, body["error"].as_str()), (400, Some("bad_request")));
+    let (status, _) = request(
+        "DELETE",
+        &format!("{base}/v1/counters/views/home?scope=column"),
+        None,
+    );
+    assert_eq!(status, 200);
+    let (status, config) = request("GET", &format!("{base}/admin/config"), None);
+    assert_eq!((status, config["mode"].as_str()), (200, Some("cassandra")));
+    let mut ravendb = config.clone();
+    ravendb["mode"] = serde_json::json!("ravendb");
+    let (status, body) = request(
+        "PUT",
+        &format!("{base}/admin/config"),
+        Some(&ravendb.to_string()),
+    );
+    assert_eq!(status, 400, "{body}");
+    let mut longer = config.clone();
+    longer["write_timeout_ms"] = serde_json::json!(750);
+    let (status, body) = request(
+        "PUT",
+        &format!("{base}/admin/config"),
+        Some(&longer.to_string()),
+    );
+    assert_eq!(
+        (status, body["write_timeout_ms"].as_u64()),
+        (200, Some(750))
+    );
+}

@@ -2,8 +2,8 @@
 //! (separate processes over HTTP), asserting what a client observes.
 
 use crate::process::eventually;
+use checker::api::{ClusterSettings, CommitlogSync, Mode};
 use checker::cluster::Cluster;
-use checker::node::settings::{ClusterSettings, CommitlogSync, Mode};
 use serde_json::{json, Value};
 use std::time::Duration;
 

@@ -5,8 +5,8 @@
 //! when the [`Cluster`] is dropped (a panic or an error unwinds through it), and each node
 //! exits by itself when its parent is gone (the driver was killed with SIGKILL).
 
-use crate::node::api::{Health, Listening, Peers};
-use crate::node::settings::ClusterSettings;
+use crate::api::ClusterSettings;
+use crate::api::{AdminClient, Listening};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -60,7 +60,7 @@ pub struct Cluster {
     nodes: Vec<NodeProcess>,
     binary: PathBuf,
     dir: PathBuf,
-    http: reqwest::Client,
+    admin: AdminClient,
 }
 
 impl Cluster {
@@ -84,10 +84,7 @@ impl Cluster {
             nodes: Vec::new(),
             binary: binary.to_path_buf(),
             dir: dir.to_path_buf(),
-            http: reqwest::Client::builder()
-                .timeout(Duration::from_secs(2))
-                .build()
-                .unwrap_or_default(),
+            admin: AdminClient::new(Duration::from_secs(2)),
         };
         for i in 1..=count {
             let id = format!("n{i}");
@@ -95,7 +92,7 @@ impl Cluster {
             cluster.nodes.push(node);
         }
         for node in &cluster.nodes {
-            introduce(&cluster.http, node, cluster.peers_of(&node.id), dir).await?;
+            introduce(&cluster.admin, node, cluster.peers_of(&node.id), dir).await?;
         }
         Ok(cluster)
     }
@@ -139,23 +136,19 @@ impl Cluster {
         let _ = self.nodes[i].child.kill().await;
         let addr = self.nodes[i].addr.clone();
         self.nodes[i] = spawn(&self.binary, id, &addr, &self.dir).await?;
-        introduce(&self.http, &self.nodes[i], self.peers_of(id), &self.dir).await
+        introduce(&self.admin, &self.nodes[i], self.peers_of(id), &self.dir).await
     }
 
     /// Saves each node's oracle dump (its true shards, tombstones and cache) as
     /// `dir/<id>.oracle.json`; a node that does not answer is skipped with a warning.
     pub async fn save_oracles(&self) {
         for node in &self.nodes {
-            let url = format!("http://{}/admin/oracle", node.addr);
-            let dump = match self.http.get(url).send().await {
-                Ok(r) => r.text().await.ok(),
-                Err(_) => None,
-            };
-            match dump {
-                Some(text) => {
+            match self.admin.oracle(&node.addr).await {
+                Ok(dump) => {
+                    let text = serde_json::to_string_pretty(&dump).unwrap_or_default();
                     let _ = std::fs::write(self.dir.join(format!("{}.oracle.json", node.id)), text);
                 }
-                None => tracing::warn!(node = %node.id, "no oracle dump: the node did not answer"),
+                Err(e) => tracing::warn!(node = %node.id, error = %e, "no oracle dump"),
             }
         }
     }
@@ -251,23 +244,17 @@ async fn spawn(
 
 /// Tells a node its peers and waits until its health check says it knows them.
 async fn introduce(
-    http: &reqwest::Client,
+    admin: &AdminClient,
     node: &NodeProcess,
     peers: BTreeMap<String, String>,
     log_dir: &Path,
 ) -> Result<(), ClusterError> {
     let deadline = tokio::time::Instant::now() + START_TIMEOUT;
-    let body = Peers { peers };
     let mut last_error = String::new();
     while tokio::time::Instant::now() < deadline {
-        let url = format!("http://{}/admin/peers", node.addr);
-        match http.put(url).json(&body).send().await {
-            Ok(r) if r.status().is_success() => match r.json::<Health>().await {
-                Ok(health) if health.peers == body.peers => return Ok(()),
-                Ok(health) => last_error = format!("knows peers {:?}", health.peers),
-                Err(e) => last_error = e.to_string(),
-            },
-            Ok(r) => last_error = format!("answered {}", r.status()),
+        match admin.set_peers(&node.addr, peers.clone()).await {
+            Ok(health) if health.peers == peers => return Ok(()),
+            Ok(health) => last_error = format!("knows peers {:?}", health.peers),
             Err(e) => last_error = e.to_string(),
         }
         tokio::time::sleep(Duration::from_millis(100)).await;

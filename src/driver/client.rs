@@ -1,8 +1,6 @@
 //! The driver's view of a counter service: a small trait, and its HTTP implementation.
 
-use crate::node::api::{AddRequest, CounterKey, ErrorBody, ReadResponse, ScanResponse};
-use crate::node::consistency::ConsistencyLevel;
-use crate::workload::mix::DeleteScope;
+use crate::api::{CallError, ConsistencyLevel, CounterKey, DataClient, DeleteScope};
 use checkers::OpType;
 use serde_json::Value;
 use std::future::Future;
@@ -75,98 +73,51 @@ pub trait CounterClient: Send + Sync + 'static {
 
 /// Talks to nodes over the HTTP API of docs/node-api.md.
 pub struct HttpClient {
-    http: reqwest::Client,
+    data: DataClient,
     nodes: Vec<(String, String)>,
 }
 
 impl HttpClient {
     /// A client for nodes given as `(id, host:port)`, giving up on a request after `timeout`.
     pub fn new(nodes: Vec<(String, String)>, timeout: Duration) -> Self {
-        let http = reqwest::Client::builder()
-            .timeout(timeout)
-            .pool_max_idle_per_host(64)
-            .build()
-            .unwrap_or_default();
-        HttpClient { http, nodes }
+        HttpClient {
+            data: DataClient::new(timeout),
+            nodes,
+        }
     }
 
     fn addr(&self, node: usize) -> &str {
         &self.nodes[node % self.nodes.len()].1
     }
-
-    fn partition_url(&self, node: usize, partition: &str, cl: ConsistencyLevel) -> reqwest::Url {
-        let mut url = reqwest::Url::parse(&format!("http://{}/", self.addr(node)))
-            .unwrap_or_else(|_| reqwest::Url::parse("http://127.0.0.1/").expect("static URL"));
-        if let Ok(mut segments) = url.path_segments_mut() {
-            segments
-                .pop_if_empty()
-                .extend(["v1", "counters", partition]);
-        }
-        url.query_pairs_mut().append_pair("cl", cl.as_str());
-        url
-    }
-
-    /// Sends a request whose ok answer is a `T`, turned into an outcome by `ok`; `may_apply`
-    /// says whether an unanswered request may still have taken effect.
-    async fn outcome<T: serde::de::DeserializeOwned>(
-        &self,
-        request: reqwest::RequestBuilder,
-        may_apply: bool,
-        ok: impl FnOnce(T) -> Outcome,
-    ) -> Outcome {
-        match request.send().await {
-            Ok(r) if r.status().is_success() => match r.json::<T>().await {
-                Ok(answer) => ok(answer),
-                Err(_) => Outcome::failed(
-                    if may_apply {
-                        OpType::Info
-                    } else {
-                        OpType::Fail
-                    },
-                    "bad_response",
-                ),
-            },
-            Ok(r) => error_outcome(r, may_apply).await,
-            Err(e) => transport_outcome(&e, may_apply),
-        }
-    }
 }
 
-/// What a request that got no usable answer means: a request that was never sent certainly
-/// did not apply; one that may have reached the node may have, unless `may_apply` is false.
-fn transport_outcome(error: &reqwest::Error, may_apply: bool) -> Outcome {
-    let certain = error.is_connect() || error.is_builder();
-    let kind = if certain || !may_apply {
-        OpType::Fail
-    } else {
-        OpType::Info
-    };
-    let what = if error.is_timeout() {
-        "client_timeout"
-    } else if error.is_connect() {
-        "connection_refused"
-    } else {
-        "transport_error"
-    };
-    Outcome::failed(kind, what)
-}
-
-/// Reads an error answer: 503 never applied; 504 and other 5xx may have, unless `may_apply`
-/// is false; 4xx were refused.
-async fn error_outcome(response: reqwest::Response, may_apply: bool) -> Outcome {
-    let status = response.status();
-    let code = response
-        .json::<ErrorBody>()
-        .await
-        .map(|b| b.error)
-        .unwrap_or_else(|_| format!("http_{}", status.as_u16()));
-    let uncertain = status.is_server_error() && status.as_u16() != 503;
-    let kind = if uncertain && may_apply {
+/// A call's answer in the history's terms: `may_apply` says whether a request that got no
+/// usable answer may still have taken effect (writes) or certainly did not (reads).
+fn outcome<T>(
+    answer: Result<T, CallError>,
+    may_apply: bool,
+    ok: impl FnOnce(T) -> Outcome,
+) -> Outcome {
+    let uncertain = if may_apply {
         OpType::Info
     } else {
         OpType::Fail
     };
-    Outcome::failed(kind, code)
+    match answer {
+        Ok(answer) => ok(answer),
+        Err(CallError::NotSent { code }) => Outcome::failed(OpType::Fail, code),
+        Err(CallError::NoAnswer { code }) => Outcome::failed(uncertain, code),
+        Err(CallError::BadAnswer(_)) => Outcome::failed(uncertain, "bad_response"),
+        // 503 never applied; 504 and other 5xx may have; 4xx were refused.
+        Err(CallError::Status { status, code }) => {
+            let kind = if status >= 500 && status != 503 {
+                uncertain
+            } else {
+                OpType::Fail
+            };
+            Outcome::failed(kind, code)
+        }
+    }
 }
 
 fn ok(value: Value, node: String, tombstones: Option<u64>) -> Outcome {
@@ -187,28 +138,16 @@ impl CounterClient for HttpClient {
         delta: i64,
         cl: ConsistencyLevel,
     ) -> Outcome {
-        let url = key.url(self.addr(node), &["v1", "counters"]);
-        let request = self.http.post(url).json(&AddRequest {
-            delta,
-            cl: Some(cl),
-        });
-        self.outcome(request, true, |a: crate::node::api::AddResponse| {
-            ok(Value::from(delta), a.node, None)
-        })
-        .await
+        let answer = self.data.add(self.addr(node), key, delta, cl).await;
+        outcome(answer, true, |a| ok(Value::from(delta), a.node, None))
     }
 
     async fn read(&self, node: usize, key: &CounterKey, cl: ConsistencyLevel) -> Outcome {
-        let mut url = key.url(self.addr(node), &["v1", "counters"]);
-        url.query_pairs_mut().append_pair("cl", cl.as_str());
-        self.outcome(self.http.get(url), false, |r: ReadResponse| {
-            ok(
-                r.value.map(Value::from).unwrap_or(Value::Null),
-                r.node,
-                Some(r.tombstones),
-            )
+        let answer = self.data.read(self.addr(node), key, cl).await;
+        outcome(answer, false, |r| {
+            let value = r.value.map(Value::from).unwrap_or(Value::Null);
+            ok(value, r.node, Some(r.tombstones))
         })
-        .await
     }
 
     async fn delete(
@@ -218,30 +157,14 @@ impl CounterClient for HttpClient {
         scope: DeleteScope,
         cl: ConsistencyLevel,
     ) -> Outcome {
-        let url = match scope {
-            DeleteScope::Partition => self.partition_url(node, &key.partition, cl),
-            DeleteScope::Row | DeleteScope::Column => {
-                let mut url = key.url(self.addr(node), &["v1", "counters"]);
-                url.query_pairs_mut().append_pair("cl", cl.as_str());
-                if scope == DeleteScope::Column {
-                    url.query_pairs_mut().append_pair("scope", "column");
-                }
-                url
-            }
-        };
-        self.outcome(
-            self.http.delete(url),
-            true,
-            |a: crate::node::api::AddResponse| ok(Value::Null, a.node, None),
-        )
-        .await
+        let answer = self.data.delete(self.addr(node), key, scope, cl).await;
+        outcome(answer, true, |a| ok(Value::Null, a.node, None))
     }
 
     async fn scan(&self, node: usize, partition: &str, cl: ConsistencyLevel) -> Outcome {
-        let url = self.partition_url(node, partition, cl);
-        self.outcome(self.http.get(url), false, |r: ScanResponse| {
+        let answer = self.data.scan(self.addr(node), partition, cl).await;
+        outcome(answer, false, |r| {
             ok(serde_json::json!(r.cells), r.node, Some(r.tombstones))
         })
-        .await
     }
 }

@@ -12,9 +12,9 @@ pub use nemesis::Nemesis;
 pub use progress::Progress;
 pub use recorder::{Recorder, Tally};
 
-use crate::node::api::{CounterKey, KeyError};
-use crate::node::consistency::ConsistencyLevel;
-use crate::workload::mix::DeleteScope;
+use crate::api::ConsistencyLevel;
+use crate::api::DeleteScope;
+use crate::api::{CounterKey, KeyError};
 use crate::workload::{Generator, Planned, RetryPolicy, Workload};
 use checkers::history::HistoryError;
 use checkers::{Op, OpType, Process, F};

@@ -3,8 +3,9 @@
 //! records every action in the history, and heals the cluster at the end.
 
 use super::recorder::Recorder;
+use crate::api::{AdminClient, FaultsUpdate};
 use crate::cluster::Cluster;
-use crate::workload::nemesis::{Action, PlannedFault};
+use crate::workload::nemesis::{Action, FaultKind, PlannedFault};
 use checkers::history::HistoryError;
 use checkers::{Op, OpType, Process, F};
 use nix::sys::signal::{kill, Signal};
@@ -21,7 +22,7 @@ use tokio::time::Instant;
 pub struct Nemesis {
     cluster: Arc<Mutex<Cluster>>,
     recorder: Arc<Recorder>,
-    http: reqwest::Client,
+    admin: AdminClient,
     /// The links each node has cut now, so that overlapping partitions add up.
     cuts: std::sync::Mutex<BTreeMap<String, BTreeSet<String>>>,
 }
@@ -29,14 +30,10 @@ pub struct Nemesis {
 impl Nemesis {
     /// A nemesis for `cluster`, recording into `recorder`.
     pub fn new(cluster: Arc<Mutex<Cluster>>, recorder: Arc<Recorder>) -> Self {
-        let http = reqwest::Client::builder()
-            .timeout(Duration::from_secs(5))
-            .build()
-            .unwrap_or_default();
         Nemesis {
             cluster,
             recorder,
-            http,
+            admin: AdminClient::new(Duration::from_secs(5)),
             cuts: std::sync::Mutex::new(BTreeMap::new()),
         }
     }
@@ -72,18 +69,28 @@ impl Nemesis {
             .collect()
     }
 
-    /// Calls a node's admin plane; a node that does not answer (paused, killed) is logged.
-    async fn admin(&self, node: &str, path: &str, body: Option<Value>) {
+    /// Changes a node's faults; a node that does not answer (paused, killed) is logged.
+    async fn set_faults(&self, node: &str, update: FaultsUpdate) {
         let Some((addr, _)) = self.addr(node).await else {
             return;
         };
-        let url = format!("http://{addr}{path}");
-        let request = match body {
-            Some(body) => self.http.put(url).json(&body),
-            None => self.http.post(url),
+        if let Err(e) = self.admin.set_faults(&addr, &update).await {
+            tracing::warn!(%node, error = %e, "nemesis: could not change the faults");
+        }
+    }
+
+    /// Asks a node to flush, compact or repair now; one that does not answer is logged.
+    async fn maintain(&self, node: &str, kind: FaultKind) {
+        let Some((addr, _)) = self.addr(node).await else {
+            return;
         };
-        if let Err(e) = request.send().await {
-            tracing::warn!(%node, path, error = %e, "nemesis: admin call failed");
+        let done = match kind {
+            FaultKind::Flush => self.admin.flush(&addr).await.map(|_| ()),
+            FaultKind::Compact => self.admin.compact(&addr).await.map(|_| ()),
+            _ => self.admin.repair(&addr).await.map(|_| ()),
+        };
+        if let Err(e) = done {
+            tracing::warn!(%node, ?kind, error = %e, "nemesis: admin call failed");
         }
     }
 
@@ -114,8 +121,11 @@ impl Nemesis {
                 .collect()
         };
         for (node, cut) in changed {
-            self.admin(&node, "/admin/faults", Some(json!({ "cut": cut })))
-                .await;
+            let update = FaultsUpdate {
+                cut: Some(cut),
+                ..FaultsUpdate::default()
+            };
+            self.set_faults(&node, update).await;
         }
     }
 
@@ -129,63 +139,50 @@ impl Nemesis {
                 node,
                 ms,
                 period_ms: None,
-            } => {
-                self.admin(
-                    node,
-                    "/admin/faults",
-                    Some(json!({ "clock_offset_ms": ms })),
-                )
-                .await
-            }
+            } => self.set_faults(node, clock_offset(*ms)).await,
             Action::Clock {
                 node,
                 ms,
                 period_ms: Some(period),
             } => {
                 let (stop, node, ms, period) = (stop.clone(), node.clone(), *ms, *period);
-                let (http, addr) = (self.http.clone(), self.addr(&node).await.map(|a| a.0));
+                let (admin, addr) = (self.admin.clone(), self.addr(&node).await.map(|a| a.0));
                 tokio::spawn(async move {
                     let Some(addr) = addr else { return };
                     let mut sign = 1;
                     while !stop.load(Ordering::Relaxed) {
-                        let body = json!({ "clock_offset_ms": sign * ms });
-                        let _ = http
-                            .put(format!("http://{addr}/admin/faults"))
-                            .json(&body)
-                            .send()
-                            .await;
+                        let _ = admin.set_faults(&addr, &clock_offset(sign * ms)).await;
                         sign = -sign;
                         tokio::time::sleep(Duration::from_millis(period)).await;
                     }
                 });
             }
             Action::Slow { node, ms } => self.slow(node, *ms).await,
-            Action::Maintenance { node, .. } => {
-                self.admin(node, &format!("/admin/{}", action.name()), None)
-                    .await
-            }
+            Action::Maintenance { node, kind } => self.maintain(node, *kind).await,
         }
     }
 
     /// Delays every message to and from `node` by `ms` (0 clears it).
     async fn slow(&self, node: &str, ms: u64) {
         let nodes = self.nodes().await;
-        let others: BTreeMap<&String, u64> = nodes
+        let others: BTreeMap<String, u64> = nodes
             .iter()
             .filter(|n| *n != node)
-            .map(|n| (n, ms))
+            .map(|n| (n.clone(), ms))
             .collect();
-        let delays = if ms == 0 { json!({}) } else { json!(others) };
-        self.admin(node, "/admin/faults", Some(json!({ "delay_ms": delays })))
-            .await;
+        let delays = |delay_ms: BTreeMap<String, u64>| FaultsUpdate {
+            delay_ms: Some(delay_ms),
+            ..FaultsUpdate::default()
+        };
+        let mine = if ms == 0 { BTreeMap::new() } else { others };
+        self.set_faults(node, delays(mine)).await;
         for other in nodes.iter().filter(|n| *n != node) {
-            let delay = if ms == 0 {
-                json!({})
+            let theirs = if ms == 0 {
+                BTreeMap::new()
             } else {
-                json!({ node: ms })
+                BTreeMap::from([(node.to_string(), ms)])
             };
-            self.admin(other, "/admin/faults", Some(json!({ "delay_ms": delay })))
-                .await;
+            self.set_faults(other, delays(theirs)).await;
         }
     }
 
@@ -202,10 +199,7 @@ impl Nemesis {
                     .map_err(|e| e.to_string())?;
             }
             Action::Pause { node } => self.signal(node, Signal::SIGCONT).await,
-            Action::Clock { node, .. } => {
-                self.admin(node, "/admin/faults", Some(json!({ "clock_offset_ms": 0 })))
-                    .await
-            }
+            Action::Clock { node, .. } => self.set_faults(node, clock_offset(0)).await,
             Action::Slow { node, .. } => self.slow(node, 0).await,
             Action::Maintenance { .. } => {}
         }
@@ -283,17 +277,30 @@ impl Nemesis {
             }
         }
         self.cuts.lock().unwrap_or_else(|e| e.into_inner()).clear();
-        let reset = json!({ "cut": [], "delay_ms": {}, "clock_offset_ms": 0, "paused": false });
+        let reset = FaultsUpdate {
+            cut: Some(BTreeSet::new()),
+            delay_ms: Some(BTreeMap::new()),
+            clock_offset_ms: Some(0),
+            paused: Some(false),
+        };
         for node in &nodes {
-            self.admin(node, "/admin/faults", Some(reset.clone())).await;
+            self.set_faults(node, reset.clone()).await;
         }
         self.record("heal".into(), json!({ "restarted": dead }))?;
         if repair {
             for node in &nodes {
-                self.admin(node, "/admin/repair", None).await;
+                self.maintain(node, FaultKind::Repair).await;
             }
             self.record("repair".into(), json!({ "nodes": nodes }))?;
         }
         Ok(())
+    }
+}
+
+/// A change of a node's clock offset alone.
+fn clock_offset(ms: i64) -> FaultsUpdate {
+    FaultsUpdate {
+        clock_offset_ms: Some(ms),
+        ..FaultsUpdate::default()
     }
 }

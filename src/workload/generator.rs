@@ -1,8 +1,9 @@
 //! The seeded generator: the same seed gives every client the same sequence of ops.
 
-use super::mix::{DeleteScope, KeyDistribution, Pattern};
+use super::mix::{KeyDistribution, Pattern};
 use super::spec::Workload;
-use crate::node::api::{CounterKey, KeyError};
+use crate::api::DeleteScope;
+use crate::api::{CounterKey, KeyError};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use std::collections::VecDeque;

@@ -71,16 +71,3 @@ pub enum Pattern {
     /// counter is ever deleted.
     TimeBuckets,
 }
-
-/// Which delete a delete op is.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum DeleteScope {
-    /// A row delete of the counter.
-    #[default]
-    Row,
-    /// A column delete (beats later increments while it lives).
-    Column,
-    /// A delete of the counter's whole partition.
-    Partition,
-}

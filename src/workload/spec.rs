@@ -1,10 +1,11 @@
 //! The workload spec: every field, its default, and how a name or a path becomes a spec.
 
-use super::mix::{DeleteScope, KeyDistribution, Mix, Pattern};
+use super::mix::{KeyDistribution, Mix, Pattern};
 use super::nemesis::NemesisSpec;
 use super::phases::Phases;
-use crate::node::consistency::ConsistencyLevel;
-use crate::node::settings::ClusterSettings;
+use crate::api::ClusterSettings;
+use crate::api::ConsistencyLevel;
+use crate::api::DeleteScope;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -254,7 +255,7 @@ impl Workload {
         self.phases.validate()?;
         self.nemesis.validate()?;
         for key in &self.keys {
-            key.parse::<crate::node::api::CounterKey>()
+            key.parse::<crate::api::CounterKey>()
                 .map_err(|e| format!("`keys`: {e}"))?;
         }
         Ok(())

@@ -6,10 +6,11 @@
 use super::cache::CounterCache;
 use super::cells::{CounterCell, Partition, Row, Table, Tombstone};
 use super::shards::{Counter, Shard};
+use crate::api::{ClusterSettings, DeleteScope};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-/// The store's knobs, with Cassandra's names in the README.
+/// The store's knobs, with Cassandra's names in docs/nodes.md.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct StoreSettings {
     /// `gc_grace_seconds`, in µs: how long a tombstone must live before compaction may purge it.
@@ -20,6 +21,22 @@ pub struct StoreSettings {
     pub tombstone_warn: u64,
     /// `tombstone_failure_threshold`.
     pub tombstone_fail: u64,
+}
+
+impl StoreSettings {
+    /// The store's part of the cluster's settings.
+    pub fn of(settings: &ClusterSettings) -> Self {
+        StoreSettings {
+            gc_grace: (settings.gc_grace_s * 1e6) as u64,
+            counter_cache: if settings.counter_cache {
+                settings.counter_cache_capacity
+            } else {
+                0
+            },
+            tombstone_warn: settings.tombstone_warn_threshold,
+            tombstone_fail: settings.tombstone_failure_threshold,
+        }
+    }
 }
 
 impl Default for StoreSettings {
@@ -33,18 +50,6 @@ impl Default for StoreSettings {
     }
 }
 
-/// What a delete removes, as in CQL.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Scope {
-    /// `DELETE FROM t WHERE pk = ?`.
-    Partition,
-    /// `DELETE FROM t WHERE pk = ? AND ck = ?`: shadows cells not newer than it.
-    Row,
-    /// `DELETE views FROM t WHERE ...`: beats the counter cell whatever the timestamps.
-    Column,
-}
-
 /// A read of one replica: its merged view of a partition and the tombstones it scanned.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Scanned {
@@ -56,15 +61,15 @@ pub struct Scanned {
 }
 
 /// The fragment a delete of `scope` writes, stamped `now` by the coordinator.
-pub fn tombstone(scope: Scope, partition: &str, cell: Option<&str>, now: u64) -> Table {
+pub fn tombstone(scope: DeleteScope, partition: &str, cell: Option<&str>, now: u64) -> Table {
     let t = Some(Tombstone {
         at: now,
         local: now,
     });
     let mut p = Partition::default();
     match (scope, cell) {
-        (Scope::Partition, _) | (_, None) => p.deletion = t,
-        (Scope::Row, Some(c)) => {
+        (DeleteScope::Partition, _) | (_, None) => p.deletion = t,
+        (DeleteScope::Row, Some(c)) => {
             p.rows.insert(
                 c.to_string(),
                 Row {
@@ -73,7 +78,7 @@ pub fn tombstone(scope: Scope, partition: &str, cell: Option<&str>, now: u64) ->
                 },
             );
         }
-        (Scope::Column, Some(c)) => {
+        (DeleteScope::Column, Some(c)) => {
             p.rows.insert(
                 c.to_string(),
                 Row {

@@ -2,20 +2,19 @@
 //! that the consistency level can be met, has a replica lead each increment, sends deletes to
 //! every replica, and merges and repairs the replicas a read contacts.
 
-use super::api::{
-    Ack, AddRequest, AddResponse, ClQuery, CounterKey, DeleteScope, LeadRequest, ReadResponse,
-    ReplicaRead, ScanResponse,
-};
-use super::cells::{Partition, Table};
-use super::consistency::ConsistencyLevel;
 use super::errors::ApiError;
-use super::internal;
+use super::leader::lead_increment;
+use super::messages::{LeadRequest, ReplicaRead};
 use super::peers::{gather, PeerError};
-use super::raven_http;
-use super::ring;
-use super::server::Node;
-use super::settings::Mode;
-use super::store::{merge_versions, tombstone, Scope};
+use super::request::{body, cell_scope, key_of, partition_of, query_of, Shared};
+use super::state::Node;
+use crate::api::{
+    Ack, AddRequest, AddResponse, ClQuery, ConsistencyLevel, DeleteScope, ReadResponse,
+    ScanResponse,
+};
+use crate::node::core::cells::{Partition, Table};
+use crate::node::core::ring;
+use crate::node::core::store::{merge_versions, tombstone};
 use axum::extract::rejection::{JsonRejection, QueryRejection};
 use axum::extract::{Path, Query, State};
 use axum::routing::{get, post};
@@ -23,8 +22,6 @@ use axum::{Json, Router};
 use std::sync::Arc;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
-
-type Shared = State<Arc<Node>>;
 
 /// The `/v1/counters/...` routes.
 pub fn routes() -> Router<Arc<Node>> {
@@ -37,20 +34,6 @@ pub fn routes() -> Router<Arc<Node>> {
             "/v1/counters/{partition}",
             get(scan).delete(delete_partition),
         )
-}
-
-fn key_of(partition: &str, cell: &str) -> Result<CounterKey, ApiError> {
-    CounterKey::new(partition, cell).map_err(|e| ApiError::BadRequest(e.to_string()))
-}
-
-fn partition_of(partition: &str) -> Result<(), ApiError> {
-    key_of(partition, "_").map(|_| ())
-}
-
-fn query_of(query: Result<Query<ClQuery>, QueryRejection>) -> Result<ClQuery, ApiError> {
-    query
-        .map(|Query(q)| q)
-        .map_err(|e| ApiError::BadRequest(e.body_text()))
 }
 
 /// The replicas of a partition and how many of them `cl` needs; 503 when the failure
@@ -72,14 +55,11 @@ fn plan(
 async fn add(
     State(node): Shared,
     Path((partition, cell)): Path<(String, String)>,
-    body: Result<Json<AddRequest>, JsonRejection>,
+    request: Result<Json<AddRequest>, JsonRejection>,
 ) -> Result<Json<AddResponse>, ApiError> {
-    let key = key_of(&partition, &cell)?;
-    let Json(request) = body.map_err(|e| ApiError::BadRequest(e.body_text()))?;
+    key_of(&partition, &cell)?;
+    let request = body(request)?;
     let settings = node.settings();
-    if settings.mode == Mode::Ravendb {
-        return raven_http::add(&node, &key, request.delta).map(Json);
-    }
     let cl = request.cl.unwrap_or(settings.default_write_cl);
     let (replicas, block_for) = plan(&node, &partition, cl)?;
     let lead = LeadRequest {
@@ -109,46 +89,6 @@ async fn add(
     }
 }
 
-/// The leader's part of an increment: under the counter's lock (taken within the write
-/// timeout, else nothing is applied), update its own shard and log it; then send the shard to
-/// the other replicas and wait for the consistency level.
-pub(super) async fn lead_increment(
-    node: &Arc<Node>,
-    lead: LeadRequest,
-) -> Result<AddResponse, ApiError> {
-    let settings = node.settings();
-    let deadline = Instant::now() + settings.write_timeout();
-    let replicas = ring::replicas(&node.peers.cluster(), &lead.partition, settings.rf);
-    let block_for = lead.cl.block_for(replicas.len());
-    let key = format!("{}/{}", lead.partition, lead.cell);
-    let fragment = {
-        let _locked = tokio::time::timeout_at(deadline, node.stripe(&key).lock())
-            .await
-            .map_err(|_| ApiError::WriteTimeout {
-                received: 0,
-                block_for,
-            })?;
-        node.lead_local(&lead.partition, &lead.cell, lead.delta)?
-    };
-    let others: Vec<String> = replicas.into_iter().filter(|r| *r != node.id).collect();
-    let acks = node
-        .peers
-        .broadcast::<Table, Ack>(&others, "/internal/apply", &fragment);
-    let received = 1 + gather(acks, block_for.saturating_sub(1), deadline)
-        .await
-        .len();
-    if received < block_for {
-        tracing::info!(%key, received, block_for, "write timed out");
-        return Err(ApiError::WriteTimeout {
-            received,
-            block_for,
-        });
-    }
-    Ok(AddResponse {
-        node: node.id.clone(),
-    })
-}
-
 async fn delete_cell(
     State(node): Shared,
     Path((partition, cell)): Path<(String, String)>,
@@ -156,10 +96,7 @@ async fn delete_cell(
 ) -> Result<Json<AddResponse>, ApiError> {
     let key = key_of(&partition, &cell)?;
     let query = query_of(query)?;
-    let scope = match query.scope.unwrap_or(DeleteScope::Row) {
-        DeleteScope::Row => Scope::Row,
-        DeleteScope::Column => Scope::Column,
-    };
+    let scope = cell_scope(&query)?;
     delete(&node, scope, &key.partition, Some(&key.cell), query.cl)
         .await
         .map(Json)
@@ -172,7 +109,7 @@ async fn delete_partition(
 ) -> Result<Json<AddResponse>, ApiError> {
     partition_of(&partition)?;
     let query = query_of(query)?;
-    delete(&node, Scope::Partition, &partition, None, query.cl)
+    delete(&node, DeleteScope::Partition, &partition, None, query.cl)
         .await
         .map(Json)
 }
@@ -180,15 +117,12 @@ async fn delete_partition(
 /// A delete: a tombstone stamped with this coordinator's clock, sent to every replica.
 async fn delete(
     node: &Arc<Node>,
-    scope: Scope,
+    scope: DeleteScope,
     partition: &str,
     cell: Option<&str>,
     cl: Option<ConsistencyLevel>,
 ) -> Result<AddResponse, ApiError> {
     let settings = node.settings();
-    if settings.mode == Mode::Ravendb {
-        return raven_http::delete(node, partition, cell);
-    }
     let (replicas, block_for) = plan(node, partition, cl.unwrap_or(settings.default_write_cl))?;
     let deadline = Instant::now() + settings.write_timeout();
     let fragment = tombstone(scope, partition, cell, node.now());
@@ -220,11 +154,8 @@ async fn read(
     Path((partition, cell)): Path<(String, String)>,
     query: Result<Query<ClQuery>, QueryRejection>,
 ) -> Result<Json<ReadResponse>, ApiError> {
-    let key = key_of(&partition, &cell)?;
+    key_of(&partition, &cell)?;
     let query = query_of(query)?;
-    if node.settings().mode == Mode::Ravendb {
-        return Ok(Json(raven_http::read(&node, &key)));
-    }
     let (version, tombstones, warnings) =
         coordinate_read(&node, &partition, Some(&cell), query.cl).await?;
     let value = version
@@ -247,9 +178,6 @@ async fn scan(
 ) -> Result<Json<ScanResponse>, ApiError> {
     partition_of(&partition)?;
     let query = query_of(query)?;
-    if node.settings().mode == Mode::Ravendb {
-        return Ok(Json(raven_http::scan(&node, &partition)));
-    }
     let (version, tombstones, warnings) =
         coordinate_read(&node, &partition, None, query.cl).await?;
     let cells = version
@@ -314,7 +242,7 @@ async fn coordinate_read(
         let (partition, cell) = (partition.to_string(), cell.map(str::to_string));
         tokio::spawn(async move {
             let answer = if replica == node.id {
-                internal::replica_read(&node, &partition, cell.as_deref())
+                node.replica_read(&partition, cell.as_deref())
             } else {
                 node.peers
                     .call::<(), ReplicaRead>(&replica, &path, None)

@@ -7,7 +7,7 @@
 //! log. A restart loads the segments and replays the log.
 
 use super::cells::Table;
-use super::settings::CommitlogSync;
+use crate::api::CommitlogSync;
 use std::fs::{File, OpenOptions};
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -164,12 +164,13 @@ fn read_log(path: &Path) -> std::io::Result<Vec<Table>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::node::store::{tombstone, Scope};
+    use crate::api::DeleteScope;
+    use crate::node::core::store::tombstone;
 
     #[test]
     fn batch_writes_survive_a_crash_and_periodic_ones_only_once_synced() {
         let dir = tempfile::tempdir().expect("temp dir");
-        let write = tombstone(Scope::Row, "p", Some("c"), 10);
+        let write = tombstone(DeleteScope::Row, "p", Some("c"), 10);
         for (sync, synced, expected) in [
             (CommitlogSync::Batch, false, 1),
             (CommitlogSync::Periodic(1000), false, 0),
@@ -190,7 +191,7 @@ mod tests {
     #[test]
     fn a_flush_moves_the_log_into_a_segment() {
         let dir = tempfile::tempdir().expect("temp dir");
-        let write = tombstone(Scope::Row, "p", Some("c"), 10);
+        let write = tombstone(DeleteScope::Row, "p", Some("c"), 10);
         let (mut log, _) = CommitLog::open(dir.path(), CommitlogSync::Batch).expect("open");
         log.append(&write).expect("append");
         log.flushed(&write, 0).expect("flush");

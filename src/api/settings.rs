@@ -1,8 +1,7 @@
 //! The cluster's knobs: the workload file's `[cluster]` table, passed to every node. Each has
-//! Cassandra's name (or RavenDB's) and default in the README.
+//! Cassandra's name (or RavenDB's) and default in docs/nodes.md.
 
 use super::consistency::ConsistencyLevel;
-use super::store::StoreSettings;
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
@@ -150,20 +149,6 @@ impl ClusterSettings {
             );
         }
         Ok(())
-    }
-
-    /// The store's part of the settings.
-    pub fn store(&self) -> StoreSettings {
-        StoreSettings {
-            gc_grace: (self.gc_grace_s * 1e6) as u64,
-            counter_cache: if self.counter_cache {
-                self.counter_cache_capacity
-            } else {
-                0
-            },
-            tombstone_warn: self.tombstone_warn_threshold,
-            tombstone_fail: self.tombstone_failure_threshold,
-        }
     }
 
     /// The write timeout.

@@ -1,6 +1,6 @@
 //! The node's error answers: a status code and the JSON body of docs/node-api.md.
 
-use super::api::ErrorBody;
+use crate::api::ErrorBody;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::Json;

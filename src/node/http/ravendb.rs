@@ -2,12 +2,82 @@
 //! changes this node's state and is replicated to the others in the background; reads are
 //! local. Replicas merge with RavenDB's rules (a concurrent increment beats a delete).
 
-use super::api::{Ack, AddResponse, CounterKey, ReadResponse, ScanResponse};
 use super::errors::ApiError;
-use super::internal::RavenWrite;
-use super::raven::RavenCounter;
-use super::server::Node;
+use super::messages::RavenWrite;
+use super::peers::gather;
+use super::request::{body, cell_scope, key_of, partition_of, query_of, Shared};
+use super::state::Node;
+use crate::api::{Ack, AddRequest, AddResponse, ClQuery, CounterKey, ReadResponse, ScanResponse};
+use crate::node::core::raven::RavenCounter;
+use axum::extract::rejection::{JsonRejection, QueryRejection};
+use axum::extract::{Path, Query, State};
+use axum::routing::{get, post};
+use axum::{Json, Router};
 use std::sync::Arc;
+
+/// The `/v1/counters/...` routes in RavenDB mode (the consistency level is accepted and
+/// checked, but a RavenDB node always answers alone).
+pub fn routes() -> Router<Arc<Node>> {
+    Router::new()
+        .route(
+            "/v1/counters/{partition}/{cell}",
+            post(add_route).get(read_route).delete(delete_cell_route),
+        )
+        .route(
+            "/v1/counters/{partition}",
+            get(scan_route).delete(delete_partition_route),
+        )
+}
+
+async fn add_route(
+    State(node): Shared,
+    Path((partition, cell)): Path<(String, String)>,
+    request: Result<Json<AddRequest>, JsonRejection>,
+) -> Result<Json<AddResponse>, ApiError> {
+    let key = key_of(&partition, &cell)?;
+    let request = body(request)?;
+    add(&node, &key, request.delta).map(Json)
+}
+
+async fn read_route(
+    State(node): Shared,
+    Path((partition, cell)): Path<(String, String)>,
+    query: Result<Query<ClQuery>, QueryRejection>,
+) -> Result<Json<ReadResponse>, ApiError> {
+    let key = key_of(&partition, &cell)?;
+    query_of(query)?;
+    Ok(Json(read(&node, &key)))
+}
+
+async fn delete_cell_route(
+    State(node): Shared,
+    Path((partition, cell)): Path<(String, String)>,
+    query: Result<Query<ClQuery>, QueryRejection>,
+) -> Result<Json<AddResponse>, ApiError> {
+    let key = key_of(&partition, &cell)?;
+    cell_scope(&query_of(query)?)?;
+    delete(&node, &key.partition, Some(&key.cell)).map(Json)
+}
+
+async fn delete_partition_route(
+    State(node): Shared,
+    Path(partition): Path<String>,
+    query: Result<Query<ClQuery>, QueryRejection>,
+) -> Result<Json<AddResponse>, ApiError> {
+    partition_of(&partition)?;
+    query_of(query)?;
+    delete(&node, &partition, None).map(Json)
+}
+
+async fn scan_route(
+    State(node): Shared,
+    Path(partition): Path<String>,
+    query: Result<Query<ClQuery>, QueryRejection>,
+) -> Result<Json<ScanResponse>, ApiError> {
+    partition_of(&partition)?;
+    query_of(query)?;
+    Ok(Json(scan(&node, &partition)))
+}
 
 /// Sends a counter's state to every peer without waiting (asynchronous replication).
 fn replicate(node: &Arc<Node>, key: String, counter: RavenCounter) {
@@ -20,7 +90,7 @@ fn replicate(node: &Arc<Node>, key: String, counter: RavenCounter) {
 }
 
 /// An increment of this node's portion.
-pub fn add(node: &Arc<Node>, key: &CounterKey, delta: i64) -> Result<AddResponse, ApiError> {
+fn add(node: &Arc<Node>, key: &CounterKey, delta: i64) -> Result<AddResponse, ApiError> {
     let key = key.to_string();
     let state = node.raven().increment(&key, delta);
     replicate(node, key, state);
@@ -30,11 +100,7 @@ pub fn add(node: &Arc<Node>, key: &CounterKey, delta: i64) -> Result<AddResponse
 }
 
 /// A delete of one counter, or of every counter of a partition.
-pub fn delete(
-    node: &Arc<Node>,
-    partition: &str,
-    cell: Option<&str>,
-) -> Result<AddResponse, ApiError> {
+fn delete(node: &Arc<Node>, partition: &str, cell: Option<&str>) -> Result<AddResponse, ApiError> {
     let keys: Vec<String> = match cell {
         Some(cell) => vec![format!("{partition}/{cell}")],
         None => {
@@ -57,7 +123,7 @@ pub fn delete(
 }
 
 /// A local read.
-pub fn read(node: &Arc<Node>, key: &CounterKey) -> ReadResponse {
+fn read(node: &Arc<Node>, key: &CounterKey) -> ReadResponse {
     let value = node
         .raven()
         .get(&key.to_string())
@@ -71,7 +137,7 @@ pub fn read(node: &Arc<Node>, key: &CounterKey) -> ReadResponse {
 }
 
 /// A local scan of a partition's live counters.
-pub fn scan(node: &Arc<Node>, partition: &str) -> ScanResponse {
+fn scan(node: &Arc<Node>, partition: &str) -> ScanResponse {
     let prefix = format!("{partition}/");
     let cells = node
         .raven()
@@ -97,7 +163,7 @@ pub async fn catch_up(node: &Arc<Node>) -> usize {
         let acks = node
             .peers
             .broadcast::<RavenWrite, Ack>(&peers, "/internal/raven", &write);
-        super::peers::gather(
+        gather(
             acks,
             peers.len(),
             tokio::time::Instant::now() + node.settings().write_timeout(),

@@ -1,9 +1,55 @@
-//! The node's fault plane: traffic cut to and from named peers, latency per peer, a clock
-//! offset, and a pause of request processing, all changeable at run time.
+//! The JSON bodies of the admin plane: health, peers, the start-up line and the faults.
 
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
+
+/// `GET /admin/health`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Health {
+    /// The node's id.
+    pub id: String,
+    /// The peers it knows.
+    pub peers: BTreeMap<String, String>,
+}
+
+/// `PUT /admin/peers`: the other replicas, by id, as `host:port`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PeerList {
+    /// Peer addresses by node id.
+    pub peers: BTreeMap<String, String>,
+}
+
+/// The line a node prints on stdout once it listens, so its starter learns the port.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Listening {
+    /// The node's id.
+    pub id: String,
+    /// The address it bound, `127.0.0.1:PORT`.
+    pub addr: String,
+}
+
+/// The answer to `POST /admin/flush`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Flushed {
+    /// Whether the memtable held anything to flush.
+    pub flushed: bool,
+}
+
+/// The answer to `POST /admin/compact`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Compacted {
+    /// Tombstones the compaction purged.
+    pub purged_tombstones: usize,
+}
+
+/// The answer to `POST /admin/repair`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Repaired {
+    /// Peers the node repaired with.
+    pub repaired_with: usize,
+}
 
 /// The faults in force on one node.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -24,12 +70,16 @@ pub struct Faults {
 #[serde(deny_unknown_fields)]
 pub struct FaultsUpdate {
     /// Replaces the cut peers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cut: Option<BTreeSet<String>>,
     /// Replaces the per-peer delays.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub delay_ms: Option<BTreeMap<String, u64>>,
     /// Replaces the clock offset.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub clock_offset_ms: Option<i64>,
     /// Pauses or resumes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub paused: Option<bool>,
 }
 
@@ -50,17 +100,6 @@ impl Faults {
         }
     }
 
-    /// This node's time in µs since the epoch: the system clock plus the offset.
-    pub fn now_micros(&self) -> u64 {
-        let system = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map(|d| d.as_micros() as i64)
-            .unwrap_or(0);
-        system
-            .saturating_add(self.clock_offset_ms.saturating_mul(1_000))
-            .max(0) as u64
-    }
-
     /// The latency to add before a message to `peer`.
     pub fn delay_to(&self, peer: &str) -> Duration {
         Duration::from_millis(self.delay_ms.get(peer).copied().unwrap_or(0))
@@ -72,7 +111,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn an_update_replaces_only_what_it_names_and_the_offset_moves_the_clock() {
+    fn an_update_replaces_only_what_it_names_and_leaves_out_what_it_does_not() {
         let mut f = Faults::default();
         f.update(FaultsUpdate {
             cut: Some(["n2".to_string()].into()),
@@ -83,10 +122,12 @@ mod tests {
             paused: Some(true),
             ..FaultsUpdate::default()
         });
-        assert!(f.cut.contains("n2") && f.paused);
-        let ahead = f.now_micros();
-        f.clock_offset_ms = 0;
-        let now = f.now_micros();
-        assert!(ahead >= now + 59_000_000, "{ahead} vs {now}");
+        assert!(f.cut.contains("n2") && f.paused && f.clock_offset_ms == 60_000);
+        let body = serde_json::to_value(FaultsUpdate {
+            paused: Some(false),
+            ..FaultsUpdate::default()
+        })
+        .expect("serializes");
+        assert_eq!(body, serde_json::json!({"paused": false}));
     }
 }

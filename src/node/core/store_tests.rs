@@ -33,7 +33,7 @@ fn the_counter_cache_brings_a_deleted_count_back() {
     for (cache, expected) in [(100, 12), (0, 6)] {
         let mut s = store("n1", cache, 10);
         s.lead_add("views", "home", 6, 10);
-        s.apply(&tombstone(Scope::Row, "views", Some("home"), 20));
+        s.apply(&tombstone(DeleteScope::Row, "views", Some("home"), 20));
         assert_eq!(value(&s, "views", "home", 25), None);
         s.lead_add("views", "home", 6, 30);
         assert_eq!(
@@ -48,7 +48,7 @@ fn the_counter_cache_brings_a_deleted_count_back() {
 fn increments_after_a_column_delete_are_invisible_while_it_lives() {
     let mut s = store("n1", 0, 10);
     s.lead_add("views", "home", 5, 10);
-    s.apply(&tombstone(Scope::Column, "views", Some("home"), 20));
+    s.apply(&tombstone(DeleteScope::Column, "views", Some("home"), 20));
     s.lead_add("views", "home", 3, 30);
     assert_eq!(value(&s, "views", "home", 40), None);
     // Past gc_grace, flushed and compacted, the tombstone goes; new increments show again.
@@ -64,7 +64,7 @@ fn a_row_delete_from_a_clock_ahead_hides_later_increments_until_they_pass_it() {
     let mut s = store("n1", 0, 10);
     s.lead_add("views", "home", 5, 100);
     // The deleting coordinator's clock is 1000 µs ahead.
-    s.apply(&tombstone(Scope::Row, "views", Some("home"), 1_100));
+    s.apply(&tombstone(DeleteScope::Row, "views", Some("home"), 1_100));
     s.lead_add("views", "home", 1, 200);
     assert_eq!(
         value(&s, "views", "home", 300),
@@ -84,7 +84,7 @@ fn a_partition_delete_shadows_every_cell_of_it() {
     let mut s = store("n1", 0, 10);
     s.lead_add("q", "a", 1, 10);
     s.lead_add("q", "b", 2, 10);
-    s.apply(&tombstone(Scope::Partition, "q", None, 20));
+    s.apply(&tombstone(DeleteScope::Partition, "q", None, 20));
     assert!(s.read("q", None, 30).partition.rows.is_empty());
 }
 
@@ -97,7 +97,7 @@ fn a_replica_that_missed_a_delete_resurrects_the_counter_after_gc_grace() {
     let mut n2 = store("n2", 0, 10);
     let write = n1.lead_add("views", "home", 5, 10);
     n2.apply(&write);
-    n2.apply(&tombstone(Scope::Row, "views", Some("home"), 20));
+    n2.apply(&tombstone(DeleteScope::Row, "views", Some("home"), 20));
     n2.flush();
     let (_, purged) = n2.compact(20 + 10 * S);
     assert_eq!(purged, 1);
@@ -111,7 +111,7 @@ fn repair_inside_gc_grace_spreads_the_delete_instead() {
     let mut n2 = store("n2", 0, 10);
     let write = n1.lead_add("views", "home", 5, 10);
     n2.apply(&write);
-    n2.apply(&tombstone(Scope::Row, "views", Some("home"), 20));
+    n2.apply(&tombstone(DeleteScope::Row, "views", Some("home"), 20));
     n2.flush();
     let now = 20 + 5 * S;
     assert_eq!(n2.compact(now).1, 0, "inside gc_grace nothing is purged");
@@ -124,7 +124,7 @@ fn repair_inside_gc_grace_spreads_the_delete_instead() {
 #[test]
 fn a_tombstone_is_not_purged_while_older_data_lives_outside_the_compaction() {
     let mut s = store("n1", 0, 10);
-    s.apply(&tombstone(Scope::Row, "views", Some("home"), 100));
+    s.apply(&tombstone(DeleteScope::Row, "views", Some("home"), 100));
     s.flush();
     // Older data (stamped 50) arrives late into the memtable, outside the compaction.
     let mut late = Store::new("n2", StoreSettings::default());
@@ -144,7 +144,7 @@ fn reads_and_scans_count_tombstones_but_not_purgeable_ones() {
     for i in 0..5 {
         let cell = format!("item{i}");
         s.lead_add("queue", &cell, 1, 10 + i);
-        s.apply(&tombstone(Scope::Row, "queue", Some(&cell), 20 + i));
+        s.apply(&tombstone(DeleteScope::Row, "queue", Some(&cell), 20 + i));
     }
     s.lead_add("queue", "item9", 1, 30);
     let scan = s.read("queue", None, 40);
@@ -183,7 +183,7 @@ fn merging_versions_never_lets_an_old_cell_ride_past_a_delete() {
     let old = a.lead_add("p", "c", 5, 10);
     let mut c = store("n2", 0, 10);
     let new = c.lead_add("p", "c", 1, 30);
-    let del = tombstone(Scope::Row, "p", Some("c"), 20);
+    let del = tombstone(DeleteScope::Row, "p", Some("c"), 20);
     let versions = [
         &new.partitions["p"],
         &old.partitions["p"],

@@ -1,20 +1,19 @@
 //! The admin and fault plane, answered on 127.0.0.1 only: health, peers, faults, flush,
 //! compaction, repair, settings, and the oracle dump of the node's true state.
 
-use super::api::{Ack, Health, Peers};
-use super::cells::Table;
 use super::errors::ApiError;
-use super::faults::{Faults, FaultsUpdate};
-use super::server::Node;
-use super::settings::{ClusterSettings, Mode};
+use super::ravendb;
+use super::request::{body, Shared};
+use super::state::Node;
+use crate::api::admin::{Compacted, Flushed, Repaired};
+use crate::api::{Ack, ClusterSettings, Faults, FaultsUpdate, Health, Mode, PeerList};
+use crate::node::core::cells::Table;
 use axum::extract::rejection::JsonRejection;
 use axum::extract::State;
 use axum::routing::{get, post, put};
 use axum::{Json, Router};
 use serde_json::{json, Value};
 use std::sync::Arc;
-
-type Shared = State<Arc<Node>>;
 
 /// The `/admin/...` routes.
 pub fn routes() -> Router<Arc<Node>> {
@@ -29,11 +28,6 @@ pub fn routes() -> Router<Arc<Node>> {
         .route("/admin/oracle", get(oracle))
 }
 
-fn body<T>(body: Result<Json<T>, JsonRejection>) -> Result<T, ApiError> {
-    body.map(|Json(t)| t)
-        .map_err(|e| ApiError::BadRequest(e.body_text()))
-}
-
 async fn health(State(node): Shared) -> Json<Health> {
     Json(Health {
         id: node.id.clone(),
@@ -43,7 +37,7 @@ async fn health(State(node): Shared) -> Json<Health> {
 
 async fn set_peers(
     State(node): Shared,
-    peers: Result<Json<Peers>, JsonRejection>,
+    peers: Result<Json<PeerList>, JsonRejection>,
 ) -> Result<Json<Health>, ApiError> {
     let peers = body(peers)?;
     tracing::info!(peers = ?peers.peers, "peers set");
@@ -52,12 +46,7 @@ async fn set_peers(
 }
 
 async fn faults(State(node): Shared) -> Json<Faults> {
-    Json(
-        node.faults
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone(),
-    )
+    Json(node.faults())
 }
 
 async fn set_faults(
@@ -78,29 +67,31 @@ fn io_error(e: std::io::Error) -> ApiError {
     ApiError::Internal(e.to_string())
 }
 
-async fn flush(State(node): Shared) -> Result<Json<Value>, ApiError> {
+async fn flush(State(node): Shared) -> Result<Json<Flushed>, ApiError> {
     let flushed = tokio::task::spawn_blocking(move || node.flush())
         .await
         .map_err(|e| ApiError::Internal(e.to_string()))?
         .map_err(io_error)?;
-    Ok(Json(json!({ "flushed": flushed })))
+    Ok(Json(Flushed { flushed }))
 }
 
-async fn compact(State(node): Shared) -> Result<Json<Value>, ApiError> {
+async fn compact(State(node): Shared) -> Result<Json<Compacted>, ApiError> {
     let purged = tokio::task::spawn_blocking(move || node.compact())
         .await
         .map_err(|e| ApiError::Internal(e.to_string()))?
         .map_err(io_error)?;
     tracing::info!(purged, "compacted");
-    Ok(Json(json!({ "purged_tombstones": purged })))
+    Ok(Json(Compacted {
+        purged_tombstones: purged,
+    }))
 }
 
 /// Anti-entropy repair: take every reachable peer's dump, merge it here, then send the
 /// merged dump back to each. Purgeable tombstones are never sent, so a replica repaired after
 /// gc_grace brings back what they shadowed elsewhere. Returns the peers repaired with.
-pub(super) async fn repair(node: &Arc<Node>) -> usize {
+pub async fn repair(node: &Arc<Node>) -> usize {
     if node.settings().mode == Mode::Ravendb {
-        return super::raven_http::catch_up(node).await;
+        return ravendb::catch_up(node).await;
     }
     let peers = node.peers.live_peers();
     let mut reached = Vec::new();
@@ -136,8 +127,10 @@ pub(super) async fn repair(node: &Arc<Node>) -> usize {
     reached.len()
 }
 
-async fn repair_now(State(node): Shared) -> Json<Value> {
-    Json(json!({ "repaired_with": repair(&node).await }))
+async fn repair_now(State(node): Shared) -> Json<Repaired> {
+    Json(Repaired {
+        repaired_with: repair(&node).await,
+    })
 }
 
 async fn config(State(node): Shared) -> Json<ClusterSettings> {
@@ -149,6 +142,11 @@ async fn set_config(
     settings: Result<Json<ClusterSettings>, JsonRejection>,
 ) -> Result<Json<ClusterSettings>, ApiError> {
     let settings = body(settings)?;
+    if settings.mode != node.settings().mode {
+        return Err(ApiError::BadRequest(
+            "`mode` cannot change while a node runs: its data plane is chosen at start".into(),
+        ));
+    }
     settings
         .validate(node.peers.cluster().len())
         .map_err(ApiError::BadRequest)?;
@@ -162,10 +160,10 @@ async fn oracle(State(node): Shared) -> Json<Value> {
     let mode = node.settings().mode;
     // Each counter's value as a read served from this node alone would see it.
     let values: std::collections::BTreeMap<String, Option<i64>> = match mode {
-        crate::node::settings::Mode::Ravendb => (node.raven().counters().iter())
+        Mode::Ravendb => (node.raven().counters().iter())
             .map(|(key, counter)| (key.clone(), counter.value()))
             .collect(),
-        crate::node::settings::Mode::Cassandra => (oracle["counters"].as_object().into_iter())
+        Mode::Cassandra => (oracle["counters"].as_object().into_iter())
             .flatten()
             .map(|(key, counter)| (key.clone(), counter["value"].as_i64()))
             .collect(),

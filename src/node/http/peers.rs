@@ -1,7 +1,8 @@
 //! The node's calls to its peers, through the fault plane (cut links never deliver, slow
 //! links wait first), and the failure detector's view of who is up.
 
-use super::faults::Faults;
+use super::transport::{Message, Transport, TransportError};
+use crate::api::Faults;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
@@ -9,9 +10,6 @@ use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
-
-/// The header that names the sending node on node-to-node requests.
-pub const FROM_HEADER: &str = "x-checker-from";
 
 /// How long a peer that could not be reached counts as down before it is tried again.
 const DOWN_FOR: Duration = Duration::from_secs(1);
@@ -41,14 +39,14 @@ pub enum PeerError {
         /// The peer.
         peer: String,
         /// What went wrong.
-        source: reqwest::Error,
+        source: TransportError,
     },
 }
 
 /// The other nodes: their addresses, a client to reach them, and who seems down.
 pub struct Peers {
     me: String,
-    http: reqwest::Client,
+    transport: Arc<dyn Transport>,
     timeout: Duration,
     addrs: RwLock<BTreeMap<String, String>>,
     down: Mutex<HashMap<String, Instant>>,
@@ -56,21 +54,17 @@ pub struct Peers {
 }
 
 impl Peers {
-    /// Peers of node `me`, reached with requests that give up after `timeout`.
+    /// Peers of node `me`, reached through `transport`; a cut link is noticed after `timeout`.
     pub fn new(
         me: &str,
         addrs: BTreeMap<String, String>,
         timeout: Duration,
         faults: Arc<RwLock<Faults>>,
+        transport: Arc<dyn Transport>,
     ) -> Self {
-        let http = reqwest::Client::builder()
-            .timeout(timeout)
-            .connect_timeout(timeout.min(Duration::from_millis(500)))
-            .build()
-            .unwrap_or_default();
         Peers {
             me: me.to_string(),
-            http,
+            transport,
             timeout,
             addrs: RwLock::new(addrs),
             down: Mutex::new(HashMap::new()),
@@ -152,28 +146,27 @@ impl Peers {
         if !delay.is_zero() {
             tokio::time::sleep(delay).await;
         }
-        let url = format!("http://{addr}{path}");
-        let request = match body {
-            Some(body) => self.http.post(url).json(body),
-            None => self.http.get(url),
-        };
         let transport = |source| PeerError::Transport {
             peer: peer.to_string(),
             source,
         };
-        let response = request.header(FROM_HEADER, &self.me).send().await;
-        self.note(peer, !response.as_ref().is_err_and(|e| e.is_connect()));
-        let response = response.map_err(transport)?;
-        let status = response.status();
-        if !status.is_success() {
-            let body = response.json().await.unwrap_or(serde_json::Value::Null);
+        let garbled = |e: serde_json::Error| transport(TransportError::NoAnswer(e.to_string()));
+        let message = Message {
+            from: self.me.clone(),
+            path: path.to_string(),
+            body: body.map(serde_json::to_vec).transpose().map_err(garbled)?,
+        };
+        let reply = self.transport.send(&addr, message).await;
+        self.note(peer, !matches!(reply, Err(TransportError::NotDelivered(_))));
+        let reply = reply.map_err(transport)?;
+        if !(200..300).contains(&reply.status) {
             return Err(PeerError::Status {
                 peer: peer.to_string(),
-                status: status.as_u16(),
-                body,
+                status: reply.status,
+                body: serde_json::from_slice(&reply.body).unwrap_or(serde_json::Value::Null),
             });
         }
-        response.json().await.map_err(transport)
+        serde_json::from_slice(&reply.body).map_err(garbled)
     }
 
     /// Sends the same body to several peers at once; each success arrives on the receiver.

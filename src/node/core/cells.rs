@@ -169,7 +169,7 @@ impl Table {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::node::shards::Shard;
+    use crate::node::core::shards::Shard;
 
     fn cell(node: &str, clock: u64, count: i64, timestamp: u64) -> Row {
         let mut counter = Counter::default();

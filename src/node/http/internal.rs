@@ -1,0 +1,64 @@
+//! Node-to-node endpoints: leading an increment, applying a replicated write, a replica's
+//! read, the whole dump repair exchanges, and RavenDB's replicated counters.
+
+use super::errors::ApiError;
+use super::leader::lead_increment;
+use super::messages::{LeadRequest, RavenWrite, ReplicaRead};
+use super::request::{body, query_of, Shared};
+use super::state::Node;
+use crate::api::{Ack, AddResponse, ClQuery};
+use crate::node::core::cells::Table;
+use axum::extract::rejection::{JsonRejection, QueryRejection};
+use axum::extract::{Path, Query, State};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use std::sync::Arc;
+
+/// The `/internal/...` routes.
+pub fn routes() -> Router<Arc<Node>> {
+    Router::new()
+        .route("/internal/lead", post(lead))
+        .route("/internal/apply", post(apply))
+        .route("/internal/read/{partition}", get(read))
+        .route("/internal/dump", get(dump))
+        .route("/internal/raven", post(raven))
+}
+
+async fn lead(
+    State(node): Shared,
+    request: Result<Json<LeadRequest>, JsonRejection>,
+) -> Result<Json<AddResponse>, ApiError> {
+    lead_increment(&node, body(request)?).await.map(Json)
+}
+
+async fn apply(
+    State(node): Shared,
+    fragment: Result<Json<Table>, JsonRejection>,
+) -> Result<Json<Ack>, ApiError> {
+    node.apply_local(&body(fragment)?)?;
+    Ok(Json(Ack {}))
+}
+
+async fn read(
+    State(node): Shared,
+    Path(partition): Path<String>,
+    query: Result<Query<ClQuery>, QueryRejection>,
+) -> Result<Json<ReplicaRead>, ApiError> {
+    let query = query_of(query)?;
+    node.replica_read(&partition, query.cell.as_deref())
+        .map(Json)
+}
+
+async fn dump(State(node): Shared) -> Json<Table> {
+    let now = node.now();
+    Json(node.store().dump(now))
+}
+
+async fn raven(
+    State(node): Shared,
+    write: Result<Json<RavenWrite>, JsonRejection>,
+) -> Result<Json<Ack>, ApiError> {
+    let write = body(write)?;
+    node.raven().merge(&write.key, &write.counter);
+    Ok(Json(Ack {}))
+}

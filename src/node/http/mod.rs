@@ -1,0 +1,19 @@
+//! The node's HTTP shell: the state shared by handlers, the router that picks the data
+//! plane once (Cassandra or RavenDB), the node-to-node and admin planes, and the peer
+//! transport (behind a trait, so that a simulated network can stand in for HTTP).
+
+pub mod admin;
+pub mod cassandra;
+pub mod errors;
+pub mod internal;
+pub mod leader;
+pub mod messages;
+pub mod peers;
+pub mod ravendb;
+pub mod request;
+pub mod router;
+pub mod server;
+pub mod state;
+pub mod transport;
+
+pub use server::{serve, NodeConfig};

@@ -1,0 +1,165 @@
+//! The node process: binds, recovers its data folder, serves the router until SIGTERM or
+//! Ctrl-C, and runs the background tasks (commit log sync, flush, compaction and repair
+//! schedules, and the watch that exits when the starting process is gone).
+
+use super::admin;
+use super::router::router;
+use super::state::{Node, NodeParts};
+use super::transport::HttpTransport;
+use crate::api::{ClusterSettings, CommitlogSync, Listening};
+use crate::node::core::clock::SystemClock;
+use crate::node::core::commitlog::CommitLog;
+use crate::node::core::store::{Store, StoreSettings};
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// How one node is started.
+#[derive(Debug, Clone)]
+pub struct NodeConfig {
+    /// The node's id, such as `n1`.
+    pub id: String,
+    /// Where to listen; port 0 picks a free port.
+    pub listen: SocketAddr,
+    /// The other nodes by id, as `host:port`.
+    pub peers: BTreeMap<String, String>,
+    /// The cluster's settings.
+    pub settings: ClusterSettings,
+    /// Where the commit log and segments live.
+    pub data_dir: PathBuf,
+    /// Exit when the process that started this node goes away.
+    pub exit_with_parent: bool,
+}
+
+/// Binds, recovers the data folder, prints the [`Listening`] line, and serves until
+/// SIGTERM or Ctrl-C.
+pub async fn serve(config: NodeConfig) -> std::io::Result<()> {
+    let listener = tokio::net::TcpListener::bind(config.listen).await?;
+    let addr = listener.local_addr()?;
+    let (log, recovered) = CommitLog::open(&config.data_dir, config.settings.commitlog_sync)?;
+    let replayed = recovered.log.len();
+    let segments = recovered.segments.len();
+    let store = Store::recover(
+        &config.id,
+        StoreSettings::of(&config.settings),
+        recovered.segments,
+        &recovered.log,
+    );
+    let timeout = config
+        .settings
+        .write_timeout()
+        .max(config.settings.read_timeout());
+    let node = Arc::new(Node::new(NodeParts {
+        id: config.id.clone(),
+        settings: config.settings.clone(),
+        store,
+        log,
+        segments,
+        peers: config.peers.clone(),
+        transport: Arc::new(HttpTransport::new(timeout)),
+        clock: Arc::new(SystemClock),
+    }));
+    let line = Listening {
+        id: config.id.clone(),
+        addr: addr.to_string(),
+    };
+    println!("{}", serde_json::to_string(&line).unwrap_or_default());
+    tracing::info!(id = %config.id, %addr, segments, replayed, mode = ?config.settings.mode, "node listening");
+    spawn_background(node.clone(), config.exit_with_parent);
+    let app = router(node).into_make_service_with_connect_info::<SocketAddr>();
+    axum::serve(listener, app)
+        .with_graceful_shutdown(shutdown_signal())
+        .await?;
+    tracing::info!(id = %config.id, "node stopped");
+    Ok(())
+}
+
+/// Starts the commit log sync, the flush, compaction and repair schedules, and the parent
+/// watch. Each reads the settings on every tick, so they follow run-time changes.
+fn spawn_background(node: Arc<Node>, exit_with_parent: bool) {
+    let every = |node: &Arc<Node>,
+                 pick: fn(&ClusterSettings) -> f64,
+                 work: fn(Arc<Node>) -> tokio::task::JoinHandle<()>| {
+        let node = node.clone();
+        tokio::spawn(async move {
+            let mut last = tokio::time::Instant::now();
+            loop {
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                let interval = pick(&node.settings());
+                if interval > 0.0 && last.elapsed().as_secs_f64() >= interval {
+                    last = tokio::time::Instant::now();
+                    let _ = work(node.clone()).await;
+                }
+            }
+        });
+    };
+    let sync_node = node.clone();
+    tokio::spawn(async move {
+        loop {
+            let period = match sync_node.settings().commitlog_sync {
+                CommitlogSync::Periodic(ms) => ms,
+                _ => 100,
+            };
+            tokio::time::sleep(Duration::from_millis(period)).await;
+            sync_node.sync_log();
+        }
+    });
+    every(
+        &node,
+        |s| s.flush_interval_s,
+        |n| tokio::task::spawn_blocking(move || log_io("flush", n.flush().map(|_| ()))),
+    );
+    every(
+        &node,
+        |s| s.compaction_interval_s,
+        |n| tokio::task::spawn_blocking(move || log_io("compaction", n.compact().map(|_| ()))),
+    );
+    every(
+        &node,
+        |s| s.repair_interval_s,
+        |n| {
+            tokio::spawn(async move {
+                admin::repair(&n).await;
+            })
+        },
+    );
+    if exit_with_parent {
+        tokio::spawn(exit_when_parent_is_gone());
+    }
+}
+
+fn log_io(what: &str, result: std::io::Result<()>) {
+    if let Err(e) = result {
+        tracing::error!(error = %e, "{what} failed");
+    }
+}
+
+async fn shutdown_signal() {
+    use tokio::signal::unix::{signal, SignalKind};
+    match signal(SignalKind::terminate()) {
+        Ok(mut term) => {
+            tokio::select! {
+                _ = term.recv() => {}
+                _ = tokio::signal::ctrl_c() => {}
+            }
+        }
+        Err(_) => {
+            let _ = tokio::signal::ctrl_c().await;
+        }
+    }
+}
+
+/// Exits the process once its parent is gone, so that no node outlives the run that
+/// started it, even when that run was killed with SIGKILL.
+async fn exit_when_parent_is_gone() {
+    let parent = std::os::unix::process::parent_id();
+    loop {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        if std::os::unix::process::parent_id() != parent {
+            tracing::warn!("the process that started this node is gone; exiting");
+            std::process::exit(0);
+        }
+    }
+}
