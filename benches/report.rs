@@ -4,8 +4,9 @@
 //! baseline of only checking the same history (what `checker check` does), in the same run.
 //! Run with `cargo bench --bench report`.
 
-use checker::analysis::{analyse, Target};
-use checker::report::folder;
+use checker::check::{check_streamed, Target};
+use checker::runner::check_and_report;
+use checker::store::RunFolder;
 use checkers::history::JsonlWriter;
 
 #[path = "../checkers/benches/support/measure.rs"]
@@ -33,19 +34,20 @@ fn main() -> anyhow::Result<()> {
     println!("{ops} ops, history {:.0} MB", size as f64 / 1e6);
     let target = Target {
         history: history.clone(),
-        run_dir: None,
+        folder: None,
     };
-    let (checked, check_time, check_peak) = measure(|| analyse(&target, false));
+    let (checked, check_time, check_peak) = measure(|| check_streamed(&target));
     checked?;
     println!(
         "check only (baseline)      {:>7.2} s {:>8.1} MB peak heap",
         check_time.as_secs_f64(),
         check_peak as f64 / 1e6
     );
-    let (rendered, time, peak) = measure(|| folder::render(dir.path()));
+    let folder = RunFolder::open(dir.path());
+    let (rendered, time, peak) = measure(|| check_and_report(&folder));
     rendered?;
     let charts = std::fs::read_dir(dir.path().join("plots"))?.count();
-    let page = std::fs::metadata(dir.path().join(folder::REPORT_PAGE))?.len();
+    let page = std::fs::metadata(folder.report())?.len();
     println!(
         "charts and report page     {:>7.2} s {:>8.1} MB peak heap  {:.1}x baseline; {charts} chart files, report.html {:.1} MB",
         time.as_secs_f64(),

@@ -1,17 +1,19 @@
-//! The `checker` program: bundled counter nodes, cluster control, the workload driver and
-//! the report. The checkers themselves live in the `checkers` crate.
+//! The `checker` program: bundled counter nodes, cluster control, the workload driver, the
+//! check, the report and the soak. The checkers themselves live in the `checkers` crate.
+//!
+//! The data flows one way: workload → driver ⇄ nodes (through `api`) → history (`store`) →
+//! `check` → results.json → `report`; `runner` and `soak` put the steps together and `cli`
+//! is the command line.
 
-pub mod analysis;
 pub mod api;
-pub mod browse;
+pub mod check;
 pub mod cli;
 pub mod cluster;
 pub mod driver;
+pub mod error;
 pub mod node;
-pub mod offline;
-pub mod oracle_dumps;
 pub mod report;
-pub mod run;
-pub mod run_folder;
+pub mod runner;
 pub mod soak;
+pub mod store;
 pub mod workload;

@@ -2,6 +2,7 @@
 //! Cassandra's name (or RavenDB's) and default in docs/nodes.md.
 
 use super::consistency::ConsistencyLevel;
+use super::invalid::{unless, Invalid};
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
@@ -119,36 +120,45 @@ impl Default for ClusterSettings {
 
 impl ClusterSettings {
     /// Checks values that parse but make no sense, naming the field.
-    pub fn validate(&self, nodes: usize) -> Result<(), String> {
-        let intervals = [
-            self.gc_grace_s,
-            self.flush_interval_s,
-            self.compaction_interval_s,
-            self.repair_interval_s,
-        ];
-        if self.rf == 0 || self.rf > nodes {
-            return Err(format!(
-                "`cluster.rf` must be between 1 and the number of nodes ({nodes})"
-            ));
-        }
-        if self.write_timeout_ms == 0 || self.read_timeout_ms == 0 {
-            return Err(
-                "`cluster.write_timeout_ms` and `cluster.read_timeout_ms` must be at least 1"
-                    .into(),
-            );
-        }
-        if intervals.iter().any(|s| !(s.is_finite() && *s >= 0.0)) {
-            return Err(
-                "`cluster.gc_grace_s` and the `*_interval_s` fields must be 0 or more seconds"
-                    .into(),
-            );
-        }
-        if self.tombstone_warn_threshold > self.tombstone_failure_threshold {
-            return Err(
-                "`cluster.tombstone_warn_threshold` must not exceed the failure threshold".into(),
-            );
-        }
-        Ok(())
+    pub fn validate(&self, nodes: usize) -> Result<(), Invalid> {
+        let seconds = |s: f64| !(s.is_finite() && s >= 0.0);
+        unless(
+            self.rf == 0 || self.rf > nodes,
+            "cluster.rf",
+            format!("must be between 1 and the number of nodes ({nodes})"),
+        )?;
+        unless(
+            self.write_timeout_ms == 0,
+            "cluster.write_timeout_ms",
+            "must be at least 1",
+        )?;
+        unless(
+            self.read_timeout_ms == 0,
+            "cluster.read_timeout_ms",
+            "must be at least 1",
+        )?;
+        let zero_or_more = "must be 0 or more seconds";
+        unless(seconds(self.gc_grace_s), "cluster.gc_grace_s", zero_or_more)?;
+        unless(
+            seconds(self.flush_interval_s),
+            "cluster.flush_interval_s",
+            zero_or_more,
+        )?;
+        unless(
+            seconds(self.compaction_interval_s),
+            "cluster.compaction_interval_s",
+            zero_or_more,
+        )?;
+        unless(
+            seconds(self.repair_interval_s),
+            "cluster.repair_interval_s",
+            zero_or_more,
+        )?;
+        unless(
+            self.tombstone_warn_threshold > self.tombstone_failure_threshold,
+            "cluster.tombstone_warn_threshold",
+            "must not exceed the failure threshold",
+        )
     }
 
     /// The write timeout.

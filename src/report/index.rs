@@ -2,7 +2,7 @@
 //! figures, each linking to its report. Rewritten after every run.
 
 use super::html::{escape, page, verdict_class, verdict_word};
-use crate::run_folder::run_folders;
+use crate::store::folder::{run_folders, INDEX, REPORT, RESULTS};
 use anyhow::Context;
 use serde_json::Value;
 use std::fmt::Write;
@@ -23,10 +23,10 @@ fn rows(root: &Path) -> Vec<Row> {
         .map(|run| Row {
             workload: run.parent().map(name_of).unwrap_or_default(),
             stamp: name_of(&run),
-            results: std::fs::read_to_string(run.join("results.json"))
+            results: std::fs::read_to_string(run.join(RESULTS))
                 .ok()
                 .and_then(|text| serde_json::from_str(&text).ok()),
-            has_report: run.join("report.html").is_file(),
+            has_report: run.join(REPORT).is_file(),
         })
         .collect();
     rows.sort_by(|a, b| b.stamp.cmp(&a.stamp).then(a.workload.cmp(&b.workload)));
@@ -113,7 +113,7 @@ pub fn render(root: &Path) -> String {
             }
             None => ("UNKNOWN", String::new(), "not checked".to_string()),
         };
-        let target = format!("{}/{}/report.html", row.workload, row.stamp);
+        let target = format!("{}/{}/{REPORT}", row.workload, row.stamp);
         let time = escape(&readable(&row.stamp));
         let time = if row.has_report {
             format!("<a href=\"{}\">{time}</a>", escape(&target))
@@ -135,8 +135,8 @@ pub fn render(root: &Path) -> String {
 
 /// Rewrites `root/index.html`; returns its path.
 pub fn write(root: &Path) -> anyhow::Result<PathBuf> {
-    let path = root.join("index.html");
-    let temp = root.join("index.html.tmp");
+    let path = root.join(INDEX);
+    let temp = root.join(format!("{INDEX}.tmp"));
     std::fs::write(&temp, render(root)).with_context(|| format!("writing {}", temp.display()))?;
     std::fs::rename(&temp, &path).with_context(|| format!("writing {}", path.display()))?;
     Ok(path)
@@ -158,7 +158,7 @@ mod tests {
             std::fs::write(run.join("history.jsonl"), "")?;
             std::fs::write(run.join("report.html"), "")?;
             let results = serde_json::json!({"valid": valid, "seed": 7, "ops": 10, "checkers": {}});
-            std::fs::write(run.join("results.json"), results.to_string())?;
+            std::fs::write(run.join(RESULTS), results.to_string())?;
         }
         std::fs::create_dir_all(root.path().join("c/20261203T000000"))?; // no history: not a run
         let html = render(root.path());

@@ -4,6 +4,7 @@
 
 use super::html::{escape, page, verdict_class, verdict_word};
 use super::timeline::{self, Pairs};
+use crate::store::RunRecord;
 use checkers::counter::ReadBounds;
 use checkers::{Op, Results};
 use serde_json::Value;
@@ -24,7 +25,7 @@ pub struct Report<'a> {
     /// The checkers' results.
     pub results: &'a Results,
     /// run.json, when the history came from a run.
-    pub run: Option<&'a Value>,
+    pub run: Option<&'a RunRecord>,
     /// The history, for the timelines.
     pub history: &'a [Op],
     /// The folder with the charts' SVG files.
@@ -56,8 +57,8 @@ pub fn render(report: &Report) -> String {
     page(&title, &body)
 }
 
-fn run_section(out: &mut String, run: Option<&Value>) {
-    let Some(run) = run else {
+fn run_section(out: &mut String, run: Option<&RunRecord>) {
+    let Some(run) = run.and_then(|r| serde_json::to_value(r).ok()) else {
         return;
     };
     out.push_str("<h2>Run</h2>\n<table>\n");

@@ -68,7 +68,7 @@ pub fn render(results: &Results, run_dir: Option<&Path>) -> String {
     availability_line(&mut out, stats);
     convergence_lines(&mut out, results);
     if let Some(lin) = &results.checkers.linearizable {
-        let page = run_dir.map(|d| d.join(crate::analysis::LIN_PAGE));
+        let page = run_dir.map(|d| d.join(crate::store::folder::LIN_PAGE));
         lin_lines(&mut out, lin, page.as_deref().filter(|p| p.is_file()));
     }
     for warning in &results.warnings {

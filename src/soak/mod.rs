@@ -1,23 +1,43 @@
-//! `checker soak`: workloads back to back for a set duration, each with a fresh seed derived
-//! from one, each checked as it finishes and held to its budget; a summary, a JUnit file, a
-//! trend chart and an index of the runs. `checker replay` runs one run again.
+//! The soak: workloads back to back for a set duration, each with a fresh seed derived from
+//! one, each checked as it finishes and held to its budget; a summary, a JUnit file, a trend
+//! chart and an index of the runs.
 
-pub mod budget;
-mod junit;
 pub mod summary;
 
-use crate::analysis::BadInput;
-use crate::cli::{ReplayArgs, SoakArgs};
+use crate::error::BadInput;
 use crate::report::{index, plots};
-use crate::run::{run, RunPlan};
-use crate::workload;
+use crate::runner::{self, RunPlan};
+use crate::workload::Workload;
 use anyhow::Context;
-use std::path::Path;
-use std::time::Instant;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
 use summary::{RunSummary, SoakSummary};
 
 /// A run shorter than this is not started: it would measure nothing.
 const SHORTEST_RUN_S: f64 = 2.0;
+
+/// What a soak was asked to do.
+pub struct SoakPlan {
+    /// How long to keep starting runs.
+    pub duration: Duration,
+    /// The duration as the user wrote it.
+    pub duration_text: String,
+    /// The workloads' names, in the order they take turns.
+    pub names: Vec<String>,
+    /// The workloads, in the same order.
+    pub workloads: Vec<Workload>,
+    /// Budget fields overriding the workloads' own, per workload name.
+    pub overrides: BTreeMap<String, toml::Table>,
+    /// The soak's seed.
+    pub seed: u64,
+    /// The soak folder.
+    pub dir: PathBuf,
+    /// Keep the folders of only the newest N runs.
+    pub keep: Option<usize>,
+    /// Each run's length in seconds, instead of its workload's.
+    pub run_time: Option<f64>,
+}
 
 /// The seed of the `i`-th run of a soak seeded with `seed` (SplitMix64).
 pub fn derive_seed(seed: u64, i: u64) -> u64 {
@@ -28,54 +48,24 @@ pub fn derive_seed(seed: u64, i: u64) -> u64 {
 }
 
 /// Runs the soak; returns whether every run stayed within its budget.
-pub async fn soak(args: SoakArgs) -> anyhow::Result<bool> {
-    let duration = humantime::parse_duration(&args.duration)
-        .map_err(|e| BadInput::Usage(format!("--duration {}: {e}", args.duration)))?;
-    let names: Vec<String> = args
-        .workloads
-        .split(',')
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-        .map(str::to_string)
-        .collect();
-    if names.is_empty() {
-        return Err(BadInput::Usage("--workloads names no workload".to_string()).into());
-    }
-    let mut workloads = Vec::new();
-    for name in &names {
-        workloads.push(workload::load(name).map_err(BadInput::from)?);
-    }
-    let overrides = match &args.budget {
-        Some(path) => {
-            let text = std::fs::read_to_string(path)
-                .with_context(|| format!("reading {}", path.display()))?;
-            budget::parse_overrides(&text)
-                .map_err(|e| BadInput::Usage(format!("{}: {e}", path.display())))?
-        }
-        None => Default::default(),
-    };
-    let seed = args
-        .seed
-        .unwrap_or_else(|| u64::from(rand::random::<u32>()));
-    let dir = args.out.clone().unwrap_or_else(|| {
-        Path::new("results").join(format!(
-            "soak-{}",
-            chrono::Local::now().format("%Y%m%dT%H%M%S")
-        ))
-    });
-    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
-    eprintln!(
-        "soak {} · {} · seed {seed} · workloads {}",
-        dir.display(),
-        args.duration,
-        names.join(", ")
-    );
+pub async fn run(plan: SoakPlan) -> anyhow::Result<bool> {
+    let SoakPlan {
+        duration,
+        duration_text,
+        names,
+        workloads,
+        overrides,
+        seed,
+        dir,
+        keep,
+        run_time,
+    } = plan;
     let started = Instant::now();
-    let mut summary = SoakSummary::new(seed, &args.duration, &names);
+    let mut summary = SoakSummary::new(seed, &duration_text, &names);
     for i in 0u64.. {
         let left = duration.saturating_sub(started.elapsed()).as_secs_f64();
         let mut w = workloads[(i % workloads.len() as u64) as usize].clone();
-        w.time_limit = args.run_time.unwrap_or(w.time_limit).min(left);
+        w.time_limit = run_time.unwrap_or(w.time_limit).min(left);
         if w.time_limit < SHORTEST_RUN_S {
             break;
         }
@@ -97,7 +87,7 @@ pub async fn soak(args: SoakArgs) -> anyhow::Result<bool> {
             panic_after_start: false,
             targets: Vec::new(),
         };
-        let outcome = run(plan)
+        let outcome = runner::run(plan)
             .await
             .with_context(|| format!("soak run {} ({})", i + 1, w.name))?;
         let record = RunSummary::of(&outcome, &w, run_seed, &budget);
@@ -113,7 +103,7 @@ pub async fn soak(args: SoakArgs) -> anyhow::Result<bool> {
             }
         );
         summary.push(record);
-        summary.prune(args.keep)?;
+        summary.prune(keep)?;
         summary.write(&dir)?;
         if outcome.interrupted {
             eprintln!("soak stopped by Ctrl-C after run {}", i + 1);
@@ -127,37 +117,4 @@ pub async fn soak(args: SoakArgs) -> anyhow::Result<bool> {
     index::write(&dir)?;
     println!("{}", summary.render(&dir));
     Ok(summary.within_budget)
-}
-
-/// `checker replay`: the run folder's workload again, with its seed and configuration.
-pub async fn replay(args: ReplayArgs) -> anyhow::Result<checkers::Validity> {
-    let path = args.run_dir.join("run.json");
-    let text = std::fs::read_to_string(&path)
-        .map_err(|e| BadInput::Usage(format!("{}: {e}", path.display())))?;
-    let record: serde_json::Value = serde_json::from_str(&text)
-        .map_err(|e| BadInput::Usage(format!("{}: {e}", path.display())))?;
-    let mut config = record["workload"].clone();
-    let name = config["name"].as_str().unwrap_or("replay").to_string();
-    if let Some(fields) = config.as_object_mut() {
-        fields.remove("name");
-    }
-    let mut w: workload::Workload = serde_json::from_value(config)
-        .map_err(|e| BadInput::Usage(format!("{}: the workload: {e}", path.display())))?;
-    w.name = name;
-    let seed = record["seed"]
-        .as_u64()
-        .ok_or_else(|| BadInput::Usage(format!("{} has no seed", path.display())))?;
-    eprintln!(
-        "replaying {} · workload {} · seed {seed}",
-        args.run_dir.display(),
-        w.name
-    );
-    let plan = RunPlan {
-        workload: w,
-        seed,
-        results: args.results,
-        panic_after_start: false,
-        targets: Vec::new(),
-    };
-    Ok(run(plan).await?.verdict)
 }

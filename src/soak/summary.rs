@@ -1,14 +1,15 @@
 //! summary.json: every run of a soak with its figures, budget lines and the commands that
 //! replay it, kept after old run folders are pruned.
 
-use super::budget::{Budget, Check};
-use super::junit;
-use crate::analysis::write_json;
-use crate::run::RunOutcome;
+use crate::report::junit::{self, Case};
+use crate::runner::RunOutcome;
+use crate::store::write_json;
+use crate::workload::budget::{Budget, Check};
 use crate::workload::Workload;
 use anyhow::Context;
 use checkers::Validity;
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use std::path::Path;
 
 /// The figures a soak keeps of each run.
@@ -176,8 +177,49 @@ impl SoakSummary {
     pub fn write(&self, dir: &Path) -> anyhow::Result<()> {
         write_json(&dir.join("summary.json"), self)?;
         let path = dir.join("junit.xml");
-        std::fs::write(&path, junit::render(self))
-            .with_context(|| format!("writing {}", path.display()))
+        let suite = format!("soak seed {}", self.seed);
+        let xml = junit::render("checker soak", &suite, &self.started, &self.junit_cases());
+        std::fs::write(&path, xml).with_context(|| format!("writing {}", path.display()))
+    }
+
+    /// One JUnit case per run and checker; a failure carries the figures, the seed and the
+    /// commands that replay the run.
+    fn junit_cases(&self) -> Vec<Case> {
+        let mut cases = Vec::new();
+        for (i, run) in self.runs.iter().enumerate() {
+            let mut by_checker: BTreeMap<&str, Vec<&Check>> = BTreeMap::new();
+            for check in &run.checks {
+                by_checker
+                    .entry(check.checker.as_str())
+                    .or_default()
+                    .push(check);
+            }
+            for (checker, checks) in by_checker {
+                let failed: Vec<String> = (checks.iter().filter(|c| !c.within))
+                    .map(|c| format!("{} {:.4} over the budget {}", c.figure, c.value, c.limit))
+                    .collect();
+                let failure = (!failed.is_empty()).then(|| {
+                    let detail = format!(
+                        "{}\nfigures: {}\nseed: {}\nreplay: {}\nor: {}\nrun folder: {}{}",
+                        failed.join("\n"),
+                        serde_json::to_string(&run.figures).unwrap_or_default(),
+                        run.seed,
+                        run.replay,
+                        run.rerun,
+                        run.folder,
+                        if run.pruned { " (pruned)" } else { "" },
+                    );
+                    (failed.join("; "), detail)
+                });
+                cases.push(Case {
+                    class: run.workload.clone(),
+                    name: format!("run {} (seed {}): {checker}", i + 1, run.seed),
+                    time_s: run.time_limit,
+                    failure,
+                });
+            }
+        }
+        cases
     }
 
     /// Marks the soak finished and writes its files.

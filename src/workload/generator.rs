@@ -1,6 +1,6 @@
 //! The seeded generator: the same seed gives every client the same sequence of ops.
 
-use super::mix::{KeyDistribution, Pattern};
+use super::mix::{KeyDistribution, OpKind, Pattern};
 use super::spec::Workload;
 use crate::api::DeleteScope;
 use crate::api::{CounterKey, KeyError};
@@ -103,17 +103,18 @@ impl Generator {
         self.keys[i].clone()
     }
 
-    fn pick_kind(&mut self) -> usize {
+    fn pick_kind(&mut self) -> OpKind {
         let shares = self.workload.mix.shares();
-        let x = self.rng.gen_range(0.0..shares.iter().sum::<f64>());
+        let total: f64 = shares.iter().map(|(_, share)| share).sum();
+        let x = self.rng.gen_range(0.0..total);
         let mut sum = 0.0;
         shares
             .iter()
-            .position(|s| {
-                sum += s;
+            .find(|(_, share)| {
+                sum += share;
                 x < sum
             })
-            .unwrap_or(0)
+            .map_or(OpKind::Add, |(kind, _)| *kind)
     }
 
     /// The next op, `elapsed_s` seconds into the run (time buckets depend on it).
@@ -135,10 +136,10 @@ impl Generator {
             Pattern::Queue => return self.next_queue_op(kind, delta, node),
         };
         match kind {
-            0 => Planned::Add { key, delta, node },
-            1 => Planned::Read { key, node },
-            2 => Planned::Delete { key, scope, node },
-            _ => Planned::Scan {
+            OpKind::Add => Planned::Add { key, delta, node },
+            OpKind::Read => Planned::Read { key, node },
+            OpKind::Delete => Planned::Delete { key, scope, node },
+            OpKind::Scan => Planned::Scan {
                 partition: key.partition,
                 node,
             },
@@ -147,14 +148,14 @@ impl Generator {
 
     /// The queue anti-pattern: adds enqueue a new cell, deletes dequeue the oldest, reads
     /// look at the newest, scans read the partition from the head.
-    fn next_queue_op(&mut self, kind: usize, delta: i64, node: usize) -> Planned {
+    fn next_queue_op(&mut self, kind: OpKind, delta: i64, node: usize) -> Planned {
         let partition = self.keys[0].partition.clone();
         let cell = |n: u64| CounterKey {
             partition: partition.clone(),
             cell: format!("c{}-{n:08}", self.client),
         };
         match (kind, self.queue.front(), self.queue.back()) {
-            (2, Some(&oldest), _) => {
+            (OpKind::Delete, Some(&oldest), _) => {
                 self.queue.pop_front();
                 Planned::Delete {
                     key: cell(oldest),
@@ -162,11 +163,11 @@ impl Generator {
                     node,
                 }
             }
-            (1, _, Some(&newest)) => Planned::Read {
+            (OpKind::Read, _, Some(&newest)) => Planned::Read {
                 key: cell(newest),
                 node,
             },
-            (3, _, _) => Planned::Scan {
+            (OpKind::Scan, _, _) => Planned::Scan {
                 partition: partition.clone(),
                 node,
             },

@@ -1,5 +1,6 @@
 //! What the clients do: the op mix, how keys are picked, and the access patterns.
 
+use crate::api::invalid::{unless, Invalid};
 use serde::{Deserialize, Serialize};
 
 /// Shares of each kind of op; they need not add up to 1 (they are normalised).
@@ -28,20 +29,39 @@ impl Default for Mix {
 }
 
 impl Mix {
-    /// The shares in order add, read, delete, scan.
-    pub fn shares(&self) -> [f64; 4] {
-        [self.add, self.read, self.delete, self.scan]
+    /// Each kind of op with its share.
+    pub fn shares(&self) -> [(OpKind, f64); 4] {
+        [
+            (OpKind::Add, self.add),
+            (OpKind::Read, self.read),
+            (OpKind::Delete, self.delete),
+            (OpKind::Scan, self.scan),
+        ]
     }
 
     /// Checks the shares.
-    pub fn validate(&self) -> Result<(), String> {
-        let shares = self.shares();
-        if shares.iter().any(|s| !(s.is_finite() && *s >= 0.0)) || shares.iter().sum::<f64>() <= 0.0
-        {
-            return Err("`mix` shares must be 0 or more and not all 0".into());
-        }
-        Ok(())
+    pub fn validate(&self) -> Result<(), Invalid> {
+        let shares = self.shares().map(|(_, share)| share);
+        unless(
+            shares.iter().any(|s| !(s.is_finite() && *s >= 0.0))
+                || shares.iter().sum::<f64>() <= 0.0,
+            "mix",
+            "shares must be 0 or more and not all 0",
+        )
     }
+}
+
+/// The kinds of client op a workload mixes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OpKind {
+    /// An increment or decrement of one counter.
+    Add,
+    /// A read of one counter.
+    Read,
+    /// A delete (its scope is the workload's).
+    Delete,
+    /// A read of a whole partition.
+    Scan,
 }
 
 /// How ops pick among the workload's keys.

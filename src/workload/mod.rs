@@ -1,10 +1,12 @@
 //! Workloads: the TOML specs users pick with `--workload`, and the seeded generator of ops.
 
+pub mod budget;
 mod generator;
 pub mod mix;
 pub mod nemesis;
 pub mod phases;
 mod spec;
 
+pub use budget::Budget;
 pub use generator::{Generator, Planned};
 pub use spec::{list, load, RetryPolicy, Workload, WorkloadError};

@@ -1,6 +1,7 @@
 //! The nemesis schedule: which faults, how often, how many at once; planned up front from the
 //! seed, so the same seed and workload give the same faults at the same offsets.
 
+use crate::api::invalid::{unless, Invalid};
 use rand::rngs::StdRng;
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
@@ -70,23 +71,27 @@ impl Default for NemesisSpec {
 
 impl NemesisSpec {
     /// Checks the numbers.
-    pub fn validate(&self) -> Result<(), String> {
-        if !(self.interval_s > 0.0
-            && self.interval_s.is_finite()
-            && self.duration_s >= 0.0
-            && self.duration_s.is_finite())
-        {
-            return Err(
-                "`nemesis.interval_s` must be above 0 and `nemesis.duration_s` 0 or more".into(),
-            );
-        }
-        if self.at_once == 0 || self.at_once > 8 {
-            return Err("`nemesis.at_once` must be between 1 and 8".into());
-        }
-        if self.strobe_period_ms == 0 {
-            return Err("`nemesis.strobe_period_ms` must be at least 1".into());
-        }
-        Ok(())
+    pub fn validate(&self) -> Result<(), Invalid> {
+        unless(
+            !(self.interval_s > 0.0 && self.interval_s.is_finite()),
+            "nemesis.interval_s",
+            "must be above 0",
+        )?;
+        unless(
+            !(self.duration_s >= 0.0 && self.duration_s.is_finite()),
+            "nemesis.duration_s",
+            "must be 0 or more",
+        )?;
+        unless(
+            self.at_once == 0 || self.at_once > 8,
+            "nemesis.at_once",
+            "must be between 1 and 8",
+        )?;
+        unless(
+            self.strobe_period_ms == 0,
+            "nemesis.strobe_period_ms",
+            "must be at least 1",
+        )
     }
 }
 

@@ -1,5 +1,6 @@
 //! The phases of a run: warm-up without faults, faults, heal, and final reads.
 
+use crate::api::invalid::{unless, Invalid};
 use serde::{Deserialize, Serialize};
 
 /// How a run begins and ends around its faults.
@@ -29,15 +30,10 @@ impl Default for Phases {
 
 impl Phases {
     /// Checks the durations.
-    pub fn validate(&self) -> Result<(), String> {
-        if [self.warmup_s, self.heal_s]
-            .iter()
-            .any(|s| !(s.is_finite() && *s >= 0.0 && *s <= 3600.0))
-        {
-            return Err(
-                "`phases.warmup_s` and `phases.heal_s` must be between 0 and 3600 seconds".into(),
-            );
-        }
-        Ok(())
+    pub fn validate(&self) -> Result<(), Invalid> {
+        let bad = |s: f64| !(s.is_finite() && (0.0..=3600.0).contains(&s));
+        let rule = "must be between 0 and 3600 seconds";
+        unless(bad(self.warmup_s), "phases.warmup_s", rule)?;
+        unless(bad(self.heal_s), "phases.heal_s", rule)
     }
 }

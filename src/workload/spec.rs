@@ -3,6 +3,7 @@
 use super::mix::{KeyDistribution, Mix, Pattern};
 use super::nemesis::NemesisSpec;
 use super::phases::Phases;
+use crate::api::invalid::{unless, Invalid};
 use crate::api::ClusterSettings;
 use crate::api::ConsistencyLevel;
 use crate::api::DeleteScope;
@@ -151,7 +152,7 @@ pub struct Workload {
     /// The cluster's settings (Cassandra's and RavenDB's knobs), passed to every node.
     pub cluster: ClusterSettings,
     /// What a soak run may show and still pass the nightly.
-    pub budget: crate::soak::budget::Budget,
+    pub budget: super::budget::Budget,
 }
 
 impl Default for Workload {
@@ -181,7 +182,7 @@ impl Default for Workload {
             phases: Phases::default(),
             nemesis: NemesisSpec::default(),
             cluster: ClusterSettings::default(),
-            budget: crate::soak::budget::Budget::default(),
+            budget: super::budget::Budget::default(),
         }
     }
 }
@@ -193,70 +194,74 @@ impl Workload {
             path: path.to_path_buf(),
             message: e.to_string(),
         })?;
-        workload
-            .validate()
-            .map_err(|message| WorkloadError::Invalid {
-                path: path.to_path_buf(),
-                message,
-            })?;
+        workload.validate().map_err(|e| WorkloadError::Invalid {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        })?;
         Ok(workload)
     }
 
     /// Checks values that parse but make no sense, naming the field.
-    pub fn validate(&self) -> Result<(), String> {
-        let problems = [
-            (
-                self.nodes == 0 || self.nodes > 32,
-                "`nodes` must be between 1 and 32",
-            ),
-            (
-                !(self.time_limit > 0.0 && self.time_limit <= 7.0 * 86_400.0),
-                "`time_limit` must be above 0 and at most a week of seconds",
-            ),
-            (
-                self.concurrency == 0 || self.concurrency > 1_000,
-                "`concurrency` must be between 1 and 1000",
-            ),
-            (
-                !(self.rate > 0.0 && self.rate <= 1_000_000.0),
-                "`rate` must be above 0 and at most 1000000",
-            ),
-            (self.ops_limit == 0, "`ops_limit` must be at least 1"),
-            (
-                self.keys.is_empty(),
-                "`keys` must name at least one counter",
-            ),
-            (
-                !(0.0..=1.0).contains(&self.hot_share),
-                "`hot_share` must be between 0 and 1",
-            ),
-            (
-                !(self.zipf_exponent > 0.0 && self.zipf_exponent.is_finite()),
-                "`zipf_exponent` must be above 0",
-            ),
-            (
-                !(self.bucket_s > 0.0 && self.bucket_s.is_finite()),
-                "`bucket_s` must be above 0",
-            ),
-            (
-                self.deltas.is_empty(),
-                "`deltas` must hold at least one delta",
-            ),
-            (
-                self.client_timeout_ms == 0,
-                "`client_timeout_ms` must be at least 1",
-            ),
-        ];
-        if let Some((_, message)) = problems.iter().find(|(bad, _)| *bad) {
-            return Err(message.to_string());
-        }
+    pub fn validate(&self) -> Result<(), Invalid> {
+        let positive = |x: f64| x > 0.0 && x.is_finite();
+        unless(
+            self.nodes == 0 || self.nodes > 32,
+            "nodes",
+            "must be between 1 and 32",
+        )?;
+        unless(
+            !(self.time_limit > 0.0 && self.time_limit <= 7.0 * 86_400.0),
+            "time_limit",
+            "must be above 0 and at most a week of seconds",
+        )?;
+        unless(
+            self.concurrency == 0 || self.concurrency > 1_000,
+            "concurrency",
+            "must be between 1 and 1000",
+        )?;
+        unless(
+            !(self.rate > 0.0 && self.rate <= 1_000_000.0),
+            "rate",
+            "must be above 0 and at most 1000000",
+        )?;
+        unless(self.ops_limit == 0, "ops_limit", "must be at least 1")?;
+        unless(
+            self.keys.is_empty(),
+            "keys",
+            "must name at least one counter",
+        )?;
+        unless(
+            !(0.0..=1.0).contains(&self.hot_share),
+            "hot_share",
+            "must be between 0 and 1",
+        )?;
+        unless(
+            !positive(self.zipf_exponent),
+            "zipf_exponent",
+            "must be above 0",
+        )?;
+        unless(!positive(self.bucket_s), "bucket_s", "must be above 0")?;
+        unless(
+            self.deltas.is_empty(),
+            "deltas",
+            "must hold at least one delta",
+        )?;
+        unless(
+            self.client_timeout_ms == 0,
+            "client_timeout_ms",
+            "must be at least 1",
+        )?;
         self.cluster.validate(self.nodes)?;
         self.mix.validate()?;
         self.phases.validate()?;
         self.nemesis.validate()?;
         for key in &self.keys {
-            key.parse::<crate::api::CounterKey>()
-                .map_err(|e| format!("`keys`: {e}"))?;
+            if let Err(e) = key.parse::<crate::api::CounterKey>() {
+                return Err(Invalid {
+                    field: "keys",
+                    rule: e.to_string(),
+                });
+            }
         }
         Ok(())
     }

@@ -149,7 +149,7 @@ async fn set_config(
     }
     settings
         .validate(node.peers.cluster().len())
-        .map_err(ApiError::BadRequest)?;
+        .map_err(|e| ApiError::BadRequest(e.to_string()))?;
     node.set_settings(settings);
     Ok(Json(node.settings()))
 }

@@ -1,16 +1,32 @@
 //! `checker report` rebuilds run folders' charts and pages and the index of runs;
 //! `checker serve` serves the folder of runs on 127.0.0.1 for browsing.
 
-use crate::analysis::BadInput;
-use crate::cli::{ReportArgs, ServeArgs};
-use crate::report::{folder, index};
-use crate::run_folder::run_folders;
+use crate::error::BadInput;
+use crate::report::index;
+use crate::runner::check_and_report;
+use crate::store::folder::{is_run, run_folders, INDEX};
+use crate::store::RunFolder;
 use anyhow::Context;
-use std::path::Path;
+use clap::Args;
+use std::path::{Path, PathBuf};
 
-/// Whether `dir` is a run folder (it holds a history).
-fn is_run(dir: &Path) -> bool {
-    dir.join("history.jsonl").is_file()
+/// `checker report`.
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// A run folder, or a folder of runs (`results/`, laid out `<workload>/<stamp>/`).
+    #[arg(default_value = "results")]
+    pub path: PathBuf,
+}
+
+/// `checker serve`.
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// The folder of runs to serve.
+    #[arg(long, default_value = "results")]
+    pub dir: PathBuf,
+    /// The port on 127.0.0.1 (0: any free one, printed).
+    #[arg(long, default_value_t = 8080)]
+    pub port: u16,
 }
 
 /// `checker report`: one run folder (and the index of the runs beside it), or every run
@@ -29,12 +45,9 @@ pub fn report(args: ReportArgs) -> anyhow::Result<()> {
     };
     let mut failed = Vec::new();
     for run in &runs {
-        match folder::render(run) {
-            Ok(results) => println!(
-                "{}  {}",
-                results.valid.word(),
-                run.join(folder::REPORT_PAGE).display()
-            ),
+        let folder = RunFolder::open(run);
+        match check_and_report(&folder) {
+            Ok(results) => println!("{}  {}", results.valid.word(), folder.report().display()),
             Err(e) => {
                 eprintln!("{}: {e:#}", run.display());
                 failed.push(run.display().to_string());
@@ -61,7 +74,7 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     if !args.dir.is_dir() {
         return Err(BadInput::Usage(format!("{} is not a folder", args.dir.display())).into());
     }
-    if !run_folders(&args.dir).is_empty() && !args.dir.join("index.html").is_file() {
+    if !run_folders(&args.dir).is_empty() && !args.dir.join(INDEX).is_file() {
         index::write(&args.dir)?;
     }
     let app = axum::Router::new().fallback_service(tower_http::services::ServeDir::new(&args.dir));

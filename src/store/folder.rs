@@ -1,7 +1,25 @@
-//! The run folder of docs/run-folder.md: where a run's files go, and the `latest` links to it.
+//! The run folder of docs/run-folder.md: its file names, where a run's files go, and the
+//! `latest` links to it.
 
 use std::io;
 use std::path::{Path, PathBuf};
+
+/// Every operation, one JSON object per line.
+pub const HISTORY: &str = "history.jsonl";
+/// Every checker's verdict and figures.
+pub const RESULTS: &str = "results.json";
+/// The effective configuration, the seed, the versions and the nodes.
+pub const RECORD: &str = "run.json";
+/// The run's report page.
+pub const REPORT: &str = "report.html";
+/// The page that explains why a history is not linearizable.
+pub const LIN_PAGE: &str = "linearizability.html";
+/// The folder of charts.
+pub const PLOTS: &str = "plots";
+/// The folder of node logs, data and oracle dumps.
+pub const NODES: &str = "nodes";
+/// The index of the runs in a folder of runs.
+pub const INDEX: &str = "index.html";
 
 /// Every run folder under `root` (`<workload>/<stamp>/` holding a history), in path
 /// order; the `latest` links are not runs.
@@ -19,8 +37,13 @@ pub fn run_folders(root: &Path) -> Vec<PathBuf> {
     };
     (subdirs(root).iter())
         .flat_map(|workload| subdirs(workload))
-        .filter(|run| run.join("history.jsonl").is_file())
+        .filter(|run| is_run(run))
         .collect()
+}
+
+/// Whether `dir` is a run folder: it holds a history.
+pub fn is_run(dir: &Path) -> bool {
+    dir.join(HISTORY).is_file()
 }
 
 /// One run's folder, `results/<workload>/<YYYYMMDDTHHMMSS>/`.
@@ -44,8 +67,8 @@ impl RunFolder {
             let dir = parent.join(name);
             match std::fs::create_dir(&dir) {
                 Ok(()) => {
-                    std::fs::create_dir_all(dir.join("nodes"))?;
-                    std::fs::create_dir_all(dir.join("plots"))?;
+                    std::fs::create_dir_all(dir.join(NODES))?;
+                    std::fs::create_dir_all(dir.join(PLOTS))?;
                     return Ok(RunFolder { dir });
                 }
                 Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
@@ -55,19 +78,46 @@ impl RunFolder {
         unreachable!("the loop only ends by returning")
     }
 
-    /// `history.jsonl`.
-    pub fn history(&self) -> PathBuf {
-        self.dir.join("history.jsonl")
+    /// An existing run folder.
+    pub fn open(dir: &Path) -> Self {
+        RunFolder {
+            dir: dir.to_path_buf(),
+        }
     }
 
-    /// `nodes/`, where node logs go.
+    /// `history.jsonl`.
+    pub fn history(&self) -> PathBuf {
+        self.dir.join(HISTORY)
+    }
+
+    /// `results.json`.
+    pub fn results(&self) -> PathBuf {
+        self.dir.join(RESULTS)
+    }
+
+    /// `run.json`.
+    pub fn record(&self) -> PathBuf {
+        self.dir.join(RECORD)
+    }
+
+    /// `report.html`.
+    pub fn report(&self) -> PathBuf {
+        self.dir.join(REPORT)
+    }
+
+    /// `linearizability.html`.
+    pub fn lin_page(&self) -> PathBuf {
+        self.dir.join(LIN_PAGE)
+    }
+
+    /// `nodes/`, where node logs, data and oracle dumps go.
     pub fn nodes(&self) -> PathBuf {
-        self.dir.join("nodes")
+        self.dir.join(NODES)
     }
 
     /// `plots/`.
     pub fn plots(&self) -> PathBuf {
-        self.dir.join("plots")
+        self.dir.join(PLOTS)
     }
 
     /// Points `results/latest` and `results/<workload>/latest` at this run.

@@ -1,13 +1,13 @@
 //! The nodes' oracle dumps in a run folder (`nodes/<id>.oracle.json`, saved as the run ends),
 //! read as the truth the counter checker is cross-checked against.
 
+use super::folder::RunFolder;
 use anyhow::Context;
 use checkers::results::Truth;
-use std::path::Path;
 
 /// Each counter's value on each node that dumped it; none when the run saved no dumps.
-pub fn read_truth(run_dir: &Path) -> anyhow::Result<Option<Truth>> {
-    let nodes = run_dir.join("nodes");
+pub fn read_truth(folder: &RunFolder) -> anyhow::Result<Option<Truth>> {
+    let nodes = folder.nodes();
     let Ok(entries) = std::fs::read_dir(&nodes) else {
         return Ok(None);
     };
@@ -59,7 +59,7 @@ mod tests {
         std::fs::write(dir.path().join("nodes/n1.oracle.json"), dump("n1", 3))?;
         std::fs::write(dir.path().join("nodes/n2.oracle.json"), dump("n2", 4))?;
         std::fs::write(dir.path().join("nodes/n1.log"), "not a dump")?;
-        let truth = read_truth(dir.path())?.expect("two dumps");
+        let truth = read_truth(&RunFolder::open(dir.path()))?.expect("two dumps");
         assert_eq!(truth.nodes, 2);
         assert_eq!(truth.values["c/x"]["n2"], Some(4));
         assert_eq!(truth.values["c/y"]["n1"], None);
@@ -69,10 +69,10 @@ mod tests {
     #[test]
     fn a_run_without_dumps_has_no_truth_and_a_broken_dump_is_an_error() -> anyhow::Result<()> {
         let dir = tempfile::tempdir()?;
-        assert!(read_truth(dir.path())?.is_none());
+        assert!(read_truth(&RunFolder::open(dir.path()))?.is_none());
         std::fs::create_dir(dir.path().join("nodes"))?;
         std::fs::write(dir.path().join("nodes/n1.oracle.json"), "{")?;
-        let error = read_truth(dir.path()).expect_err("broken dump");
+        let error = read_truth(&RunFolder::open(dir.path())).expect_err("broken dump");
         assert!(format!("{error:#}").contains("n1.oracle.json"));
         Ok(())
     }

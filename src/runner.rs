@@ -1,15 +1,16 @@
-//! `checker run`: start a cluster, drive the workload, check the history, chart it.
+//! A run end to end: start a cluster (or reach a target), drive the workload with the
+//! nemesis, record the history, then check it and draw its report.
 
-use crate::analysis::{write_json, BadInput};
+use crate::check::{self, Target};
 use crate::cluster::Cluster;
 use crate::driver::{drive, final_reads, HttpClient, Nemesis, Progress, Recorder};
-use crate::report::summary;
-use crate::run_folder::RunFolder;
+use crate::error::BadInput;
+use crate::report::{index, run_report, summary};
+use crate::store::{NodeRecord, RunFolder, RunRecord};
 use crate::workload::nemesis;
 use crate::workload::Workload;
 use anyhow::Context;
 use checkers::{Results, Validity};
-use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -28,28 +29,6 @@ pub struct RunPlan {
     pub panic_after_start: bool,
     /// An already running service (`host:port` each) to drive instead of bundled nodes.
     pub targets: Vec<String>,
-}
-
-/// run.json: the full effective configuration, the seed and the versions.
-#[derive(Serialize)]
-struct RunRecord<'a> {
-    workload: &'a Workload,
-    seed: u64,
-    checker_version: &'static str,
-    command: Vec<String>,
-    started: String,
-    finished: Option<String>,
-    interrupted: bool,
-    /// The bundled cluster always starts with no data.
-    cluster_started_empty: bool,
-    nodes: Vec<NodeRecord>,
-}
-
-#[derive(Serialize)]
-struct NodeRecord {
-    id: String,
-    addr: String,
-    pid: u32,
 }
 
 /// How a run ended.
@@ -77,18 +56,8 @@ pub async fn run(plan: RunPlan) -> anyhow::Result<RunOutcome> {
         plan.workload.nodes,
         plan.workload.time_limit
     );
-    let mut record = RunRecord {
-        workload: &plan.workload,
-        seed: plan.seed,
-        checker_version: env!("CARGO_PKG_VERSION"),
-        command: std::env::args().collect(),
-        started: chrono::Local::now().to_rfc3339(),
-        finished: None,
-        interrupted: false,
-        cluster_started_empty: true,
-        nodes: Vec::new(),
-    };
-    write_json(&folder.dir.join("run.json"), &record)?;
+    let mut record = RunRecord::new(plan.workload.clone(), plan.seed);
+    record.write(&folder)?;
 
     let interrupted = Arc::new(AtomicBool::new(false));
     if plan.targets.is_empty() {
@@ -110,7 +79,7 @@ pub async fn run(plan: RunPlan) -> anyhow::Result<RunOutcome> {
                 pid: n.pid,
             })
             .collect();
-        write_json(&folder.dir.join("run.json"), &record)?;
+        record.write(&folder)?;
         if plan.panic_after_start {
             panic!(
                 "--panic-after-start: panicking with {} nodes running",
@@ -147,18 +116,19 @@ pub async fn run(plan: RunPlan) -> anyhow::Result<RunOutcome> {
                 pid: 0,
             })
             .collect();
-        write_json(&folder.dir.join("run.json"), &record)?;
+        record.write(&folder)?;
         drive_load(&plan, &folder.history(), addrs, None, interrupted.clone()).await?;
     }
 
     record.interrupted = interrupted.load(Ordering::Relaxed);
     record.finished = Some(chrono::Local::now().to_rfc3339());
-    write_json(&folder.dir.join("run.json"), &record)?;
-    let results = report(&folder)?;
+    record.write(&folder)?;
+    let results = check_and_report(&folder)?;
+    print!("{}", summary::render(&results, Some(&folder.dir)));
     folder
         .link_latest(&plan.results)
         .context("updating the latest links")?;
-    crate::report::index::write(&plan.results).context("writing the index of runs")?;
+    index::write(&plan.results).context("writing the index of runs")?;
     Ok(RunOutcome {
         verdict: results.valid,
         results,
@@ -230,10 +200,15 @@ async fn drive_load(
     Ok(())
 }
 
-/// Checks the run's history, writes results.json, the charts and the report page, prints
-/// the summary.
-fn report(folder: &RunFolder) -> anyhow::Result<Results> {
-    let results = crate::report::folder::render(&folder.dir)?;
-    print!("{}", summary::render(&results, Some(&folder.dir)));
+/// Checks a run folder's history (rewriting results.json), then draws its charts and
+/// pages from the history read once.
+pub fn check_and_report(folder: &RunFolder) -> anyhow::Result<Results> {
+    let target = Target {
+        history: folder.history(),
+        folder: Some(RunFolder::open(&folder.dir)),
+    };
+    let (ops, warnings) = check::read(&target)?;
+    let results = check::check_ops(&target, &ops, warnings, true)?;
+    run_report::render(folder, &ops, &results)?;
     Ok(results)
 }

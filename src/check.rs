@@ -1,0 +1,134 @@
+//! The check: read a history once, run every checker over it, and write results.json in a
+//! run folder. What the checkers need beyond the history comes from the run folder (run.json
+//! and the nodes' oracle dumps).
+
+use crate::error::BadInput;
+use crate::store::folder::{is_run, RunFolder, HISTORY};
+use crate::store::oracle::read_truth;
+use crate::store::{write_json, RunRecord};
+use checkers::history::{detect_file, read_history, Format, JsonlReader};
+use checkers::linear::LinOptions;
+use checkers::results::{check, CheckOptions, Results};
+use checkers::tombstones::Thresholds;
+use checkers::Op;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// What `checker check` was pointed at.
+pub struct Target {
+    /// The history file.
+    pub history: PathBuf,
+    /// The run folder, when a folder was given.
+    pub folder: Option<RunFolder>,
+}
+
+impl Target {
+    /// A run folder (its `history.jsonl`) or a bare history file.
+    pub fn resolve(path: &Path) -> Result<Self, BadInput> {
+        if path.is_dir() {
+            if !is_run(path) {
+                return Err(BadInput::Usage(format!(
+                    "{} is a folder without a {HISTORY}: not a run folder",
+                    path.display()
+                )));
+            }
+            let folder = RunFolder::open(path);
+            Ok(Target {
+                history: folder.history(),
+                folder: Some(folder),
+            })
+        } else if path.is_file() {
+            Ok(Target {
+                history: path.to_path_buf(),
+                folder: None,
+            })
+        } else {
+            Err(BadInput::Usage(format!(
+                "{}: no such file or folder",
+                path.display()
+            )))
+        }
+    }
+}
+
+/// The linearizability search's limits in runs and checks: past them the answer is unknown.
+pub fn run_lin_options() -> LinOptions {
+    LinOptions {
+        time_limit: Some(Duration::from_secs(60)),
+        memory_limit: 2 << 30,
+        ..LinOptions::default()
+    }
+}
+
+/// Every checker over the target's history, streamed when it is our JSONL (nothing kept);
+/// in a run folder, results.json is rewritten.
+pub fn check_streamed(target: &Target) -> anyhow::Result<Results> {
+    let format = detect_file(&target.history).map_err(BadInput::from)?;
+    if !matches!(format, None | Some(Format::Jsonl)) {
+        let (ops, warnings) = read(target)?;
+        return check_ops(target, &ops, warnings, false);
+    }
+    let options = check_options(target, false)?;
+    let mut reader = JsonlReader::open(&target.history).map_err(BadInput::from)?;
+    let mut results = check(reader.by_ref(), &options).map_err(BadInput::from)?;
+    results.warnings = reader.warnings().to_vec();
+    write_results(target, &results)?;
+    Ok(results)
+}
+
+/// The target's history, whole, with what the reader tolerated.
+pub fn read(target: &Target) -> anyhow::Result<(Vec<Op>, Vec<String>)> {
+    Ok(read_history(&target.history, None).map_err(BadInput::from)?)
+}
+
+/// Every checker over a history already read (with the reader's warnings), keeping every
+/// read's bounds when `keep_reads` (for the charts); in a run folder, results.json is
+/// rewritten.
+pub fn check_ops(
+    target: &Target,
+    ops: &[Op],
+    warnings: Vec<String>,
+    keep_reads: bool,
+) -> anyhow::Result<Results> {
+    let options = check_options(target, keep_reads)?;
+    let mut results = check(ops.iter().cloned().map(Ok), &options).map_err(BadInput::from)?;
+    results.warnings = warnings;
+    write_results(target, &results)?;
+    Ok(results)
+}
+
+/// What the checkers need to know beyond the history: from run.json and the nodes' dumps
+/// in a run folder.
+fn check_options(target: &Target, keep_reads: bool) -> anyhow::Result<CheckOptions> {
+    // A missing or unreadable run.json says nothing: the history is checked on its own.
+    let record = target.folder.as_ref().and_then(|f| RunRecord::read(f).ok());
+    let defaults = Thresholds::default();
+    let tombstones = match &record {
+        Some(r) => Thresholds {
+            warn: r.workload.cluster.tombstone_warn_threshold,
+            fail: r.workload.cluster.tombstone_failure_threshold,
+            started_empty: r.cluster_started_empty,
+        },
+        None => defaults,
+    };
+    let oracle = match &target.folder {
+        Some(folder) => read_truth(folder).map_err(|e| BadInput::Usage(format!("{e:#}")))?,
+        None => None,
+    };
+    Ok(CheckOptions {
+        workload: record.as_ref().map(|r| r.workload.name.clone()),
+        seed: record.as_ref().map(|r| r.seed),
+        keep_reads,
+        linearizable: Some(run_lin_options()),
+        tombstones,
+        oracle,
+    })
+}
+
+/// In a run folder, results.json.
+fn write_results(target: &Target, results: &Results) -> anyhow::Result<()> {
+    match &target.folder {
+        Some(folder) => write_json(&folder.results(), results),
+        None => Ok(()),
+    }
+}

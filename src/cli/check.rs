@@ -1,0 +1,162 @@
+//! The offline commands: `check`, `lin`, `export` and `workloads` read a history or a
+//! workload and never start a node.
+
+use crate::check::{self, Target};
+use crate::error::BadInput;
+use crate::report::{linear_page, run_report, summary};
+use crate::workload;
+use anyhow::Context;
+use checkers::history::{read_history, write_edn};
+use checkers::linear::{self, LinOptions};
+use checkers::Validity;
+use clap::Args;
+use std::io::Write;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// `checker check`.
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// A run folder (its results.json is rewritten) or a history.jsonl file.
+    pub path: PathBuf,
+    /// Print the results.json document to stdout instead of the summary.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `checker lin`.
+#[derive(Debug, Args)]
+pub struct LinArgs {
+    /// A history file: history.jsonl, Jepsen or Knossos EDN, a Jepsen log, Porcupine kv.
+    pub path: PathBuf,
+    /// The model: counter, register, cas-register or kv.
+    #[arg(long)]
+    pub model: checkers::linear::ModelKind,
+    /// The initial value, a JSON or EDN scalar (`0`, `nil`, `null`); without it a register
+    /// starts empty and a counter absent.
+    #[arg(long)]
+    pub init: Option<checkers::linear::Val>,
+    /// The file's format (jsonl, edn, jepsen-log, porcupine-kv); detected when left out.
+    #[arg(long)]
+    pub format: Option<checkers::history::Format>,
+    /// Give up after this many seconds: the answer is then unknown.
+    #[arg(long)]
+    pub time_limit: Option<f64>,
+    /// Write the page that explains a violation to this HTML file.
+    #[arg(long)]
+    pub html: Option<PathBuf>,
+    /// Print the result as JSON instead of the summary.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `checker export`.
+#[derive(Debug, Args)]
+pub struct ExportArgs {
+    /// A history file (format detected from its content).
+    pub path: PathBuf,
+    /// The output format; `edn` is Jepsen's.
+    #[arg(long, default_value = "edn")]
+    pub format: ExportFormat,
+    /// Where to write it; stdout when left out.
+    #[arg(long, short)]
+    pub output: Option<PathBuf>,
+}
+
+/// Formats `checker export` writes.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum ExportFormat {
+    /// Jepsen EDN, one op map per line.
+    Edn,
+}
+
+/// `checker check`: every checker on a run folder or a history file.
+pub fn check(args: CheckArgs) -> anyhow::Result<Validity> {
+    let target = Target::resolve(&args.path)?;
+    let results = check::check_streamed(&target)?;
+    if let Some(folder) = &target.folder {
+        // The page that explains a violation needs the history whole: read again only then.
+        if results
+            .checkers
+            .linearizable
+            .as_ref()
+            .is_some_and(|l| !l.failures.is_empty())
+        {
+            let (ops, _) = check::read(&target)?;
+            run_report::write_lin_page(folder, &ops, &results)?;
+        }
+    }
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&results)?);
+    } else {
+        print!(
+            "{}",
+            summary::render(&results, target.folder.as_ref().map(|f| f.dir.as_path()))
+        );
+    }
+    Ok(results.valid)
+}
+
+/// `checker lin`: linearizability of any supported history against a model.
+pub fn lin(args: LinArgs) -> anyhow::Result<Validity> {
+    let time_limit = match args.time_limit {
+        Some(s) if !(s > 0.0 && s.is_finite()) => {
+            return Err(BadInput::Usage(format!(
+                "--time-limit must be a positive number of seconds, got {s}"
+            ))
+            .into())
+        }
+        s => s.map(Duration::from_secs_f64),
+    };
+    let (ops, warnings) = read_history(&args.path, args.format).map_err(BadInput::from)?;
+    for warning in &warnings {
+        eprintln!("warning: {warning}");
+    }
+    let options = LinOptions {
+        init: args.init.unwrap_or(linear::Val::Nil),
+        time_limit,
+        ..LinOptions::default()
+    };
+    let result = linear::check(args.model, &ops, &options)
+        .map_err(|e| BadInput::Usage(format!("{}: {e}", args.path.display())))?;
+    let page = match (&args.html, result.failures.first()) {
+        (Some(path), Some(failure)) => {
+            std::fs::write(path, linear_page::render(&ops, &result, failure))
+                .with_context(|| format!("writing {}", path.display()))?;
+            Some(path.as_path())
+        }
+        _ => None,
+    };
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&result)?);
+    } else {
+        print!("{}", summary::render_lin(&args.path, &result, page));
+    }
+    Ok(result.valid)
+}
+
+/// `checker export`: a history in another format.
+pub fn export(args: ExportArgs) -> anyhow::Result<()> {
+    let (ops, _) = read_history(&args.path, None).map_err(BadInput::from)?;
+    let mut out: Box<dyn Write> = match &args.output {
+        Some(path) => Box::new(std::io::BufWriter::new(
+            std::fs::File::create(path).with_context(|| format!("creating {}", path.display()))?,
+        )),
+        None => Box::new(std::io::BufWriter::new(std::io::stdout().lock())),
+    };
+    let written = match args.format {
+        ExportFormat::Edn => write_edn(&ops, &mut out).and_then(|()| out.flush()),
+    };
+    match written {
+        // A reader such as `head` that stopped early is not an error.
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        other => other.context("writing the export"),
+    }
+}
+
+/// `checker workloads`: the bundled workloads, one line each.
+pub fn workloads() {
+    for (name, summary) in workload::list() {
+        println!("{name:<22} {summary}");
+    }
+}

@@ -1,0 +1,69 @@
+//! `checker node`: one bundled counter node, serving until SIGTERM or Ctrl-C.
+
+use crate::api::ClusterSettings;
+use crate::error::BadInput;
+use crate::node::{serve, NodeConfig};
+use anyhow::Context;
+use clap::Args;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+/// `checker node`.
+#[derive(Debug, Args)]
+pub struct NodeArgs {
+    /// The node's id.
+    #[arg(long)]
+    pub id: String,
+    /// Address to listen on; port 0 picks a free one, printed on stdout as JSON.
+    #[arg(long, default_value = "127.0.0.1:0")]
+    pub listen: SocketAddr,
+    /// The other replicas: `n2=127.0.0.1:PORT,n3=...` (or set later with PUT /admin/peers).
+    #[arg(long, value_delimiter = ',', value_parser = parse_peer)]
+    pub peers: Vec<(String, String)>,
+    /// The cluster's settings, a JSON file of the workload's `[cluster]` table; defaults
+    /// when left out.
+    #[arg(long)]
+    pub settings: Option<PathBuf>,
+    /// Where the commit log and flushed segments live; a new temporary folder when left out.
+    #[arg(long)]
+    pub data_dir: Option<PathBuf>,
+    /// Exit when the process that started this node exits.
+    #[arg(long)]
+    pub exit_with_parent: bool,
+}
+
+/// `checker node`.
+pub async fn node(args: NodeArgs) -> anyhow::Result<()> {
+    let settings = match &args.settings {
+        Some(path) => {
+            let text = std::fs::read_to_string(path)
+                .with_context(|| format!("reading {}", path.display()))?;
+            serde_json::from_str(&text)
+                .map_err(|e| BadInput::Usage(format!("{}: {e}", path.display())))?
+        }
+        None => ClusterSettings::default(),
+    };
+    let data_dir = args.data_dir.unwrap_or_else(|| {
+        std::env::temp_dir().join(format!("checker-node-{}-{}", args.id, std::process::id()))
+    });
+    let config = NodeConfig {
+        id: args.id,
+        listen: args.listen,
+        peers: args.peers.into_iter().collect(),
+        settings,
+        data_dir,
+        exit_with_parent: args.exit_with_parent,
+    };
+    serve(config)
+        .await
+        .with_context(|| format!("serving node on {}", args.listen))
+}
+
+fn parse_peer(s: &str) -> Result<(String, String), String> {
+    match s.split_once('=') {
+        Some((id, addr)) if !id.is_empty() && addr.parse::<SocketAddr>().is_ok() => {
+            Ok((id.to_string(), addr.to_string()))
+        }
+        _ => Err(format!("expected ID=HOST:PORT, got `{s}`")),
+    }
+}

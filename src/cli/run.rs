@@ -1,0 +1,114 @@
+//! `checker run` and `checker replay`: a workload run end to end, from a workload file with
+//! flags on top, or again from a run folder's record.
+
+use crate::error::BadInput;
+use crate::runner::{run as run_plan, RunPlan};
+use crate::store::{RunFolder, RunRecord};
+use crate::workload;
+use checkers::Validity;
+use clap::Args;
+use std::path::PathBuf;
+
+/// `checker run`.
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// A workload name (workloads/NAME.toml) or a path to a workload file.
+    #[arg(long, short)]
+    pub workload: String,
+    /// Number of nodes (overrides the workload).
+    #[arg(long)]
+    pub nodes: Option<usize>,
+    /// How long the load runs, in seconds (overrides the workload).
+    #[arg(long)]
+    pub time_limit: Option<f64>,
+    /// Concurrent clients (overrides the workload).
+    #[arg(long)]
+    pub concurrency: Option<usize>,
+    /// Total ops per second across all clients (overrides the workload).
+    #[arg(long)]
+    pub rate: Option<f64>,
+    /// Seed of the op generator; random when left out, and printed either way.
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Where run folders go.
+    #[arg(long, default_value = "results")]
+    pub results: PathBuf,
+    /// Drive an already running service that speaks the node API instead of starting nodes
+    /// (`http://HOST:PORT` or `HOST:PORT`, comma separated); no process-level faults.
+    #[arg(long, value_delimiter = ',', value_parser = parse_target)]
+    pub target: Vec<String>,
+    /// Panic once the cluster is up: for testing that no node outlives a crashed run.
+    #[arg(long, hide = true)]
+    pub panic_after_start: bool,
+}
+
+/// `checker replay`.
+#[derive(Debug, Args)]
+pub struct ReplayArgs {
+    /// The run folder to replay (it holds run.json).
+    pub run_dir: PathBuf,
+    /// Where the new run folder goes.
+    #[arg(long, default_value = "results")]
+    pub results: PathBuf,
+}
+
+/// `checker run`.
+pub async fn run(args: RunArgs) -> anyhow::Result<Validity> {
+    Ok(run_plan(plan(args)?).await?.verdict)
+}
+
+/// The workload file with the flags applied on top.
+fn plan(args: RunArgs) -> anyhow::Result<RunPlan> {
+    let mut w = workload::load(&args.workload).map_err(BadInput::from)?;
+    w.nodes = args.nodes.unwrap_or(w.nodes);
+    w.time_limit = args.time_limit.unwrap_or(w.time_limit);
+    w.concurrency = args.concurrency.unwrap_or(w.concurrency);
+    w.rate = args.rate.unwrap_or(w.rate);
+    if !args.target.is_empty() {
+        // The service is someone else's: its settings are its own business.
+        w.nodes = args.target.len();
+        w.cluster.rf = w.cluster.rf.min(w.nodes);
+        w.nemesis.faults.clear();
+    }
+    w.validate()
+        .map_err(|message| BadInput::Usage(format!("flags: {message}")))?;
+    Ok(RunPlan {
+        workload: w,
+        seed: args
+            .seed
+            .unwrap_or_else(|| u64::from(rand::random::<u32>())),
+        results: args.results,
+        panic_after_start: args.panic_after_start,
+        targets: args.target,
+    })
+}
+
+/// `checker replay`: the run folder's workload again, with its seed and configuration.
+pub async fn replay(args: ReplayArgs) -> anyhow::Result<Validity> {
+    let record = RunRecord::read(&RunFolder::open(&args.run_dir))
+        .map_err(|e| BadInput::Usage(e.to_string()))?;
+    eprintln!(
+        "replaying {} · workload {} · seed {}",
+        args.run_dir.display(),
+        record.workload.name,
+        record.seed
+    );
+    let plan = RunPlan {
+        workload: record.workload,
+        seed: record.seed,
+        results: args.results,
+        panic_after_start: false,
+        targets: Vec::new(),
+    };
+    Ok(run_plan(plan).await?.verdict)
+}
+
+fn parse_target(s: &str) -> Result<String, String> {
+    let addr = s.trim_start_matches("http://").trim_end_matches('/');
+    match addr.rsplit_once(':') {
+        Some((host, port)) if !host.is_empty() && port.parse::<u16>().is_ok() => {
+            Ok(addr.to_string())
+        }
+        _ => Err(format!("expected http://HOST:PORT or HOST:PORT, got `{s}`")),
+    }
+}
