@@ -1,5 +1,6 @@
 //! Integration tests that start real processes, compiled as one binary.
 
+mod architecture;
 mod check_command;
 mod lin_command;
 mod nemesis;

@@ -165,12 +165,8 @@ impl Store {
         store
     }
 
-    /// The id of the node that owns this store.
-    pub fn node(&self) -> &str {
-        &self.node
-    }
-
     /// The current settings.
+    #[cfg(test)]
     pub fn settings(&self) -> &StoreSettings {
         &self.settings
     }

@@ -87,11 +87,6 @@ impl Node {
         }
     }
 
-    /// This node's id.
-    pub fn id(&self) -> &str {
-        &self.id
-    }
-
     /// This node's clock, µs (the system clock plus the fault plane's offset).
     pub(super) fn now(&self) -> u64 {
         let offset_ms = self.faults().clock_offset_ms;
