@@ -5,6 +5,8 @@
 //! `check` → results.json → `report`; `runner` and `soak` put the steps together and `cli`
 //! is the command line.
 
+#![warn(missing_docs)]
+
 pub mod api;
 pub mod check;
 pub mod cli;
