@@ -3,7 +3,6 @@
 //! The counter checker decides which reads are resurrections (see `counter`); this module
 //! groups them: reads of the same counter after the same delete form one event.
 
-use crate::counter::ReadBounds;
 use crate::validity::Validity;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -51,6 +50,19 @@ pub struct ResurrectionResult {
     pub list: Vec<ResurrectionEvent>,
 }
 
+/// A read that brought back a deleted count: which counter, where and when.
+#[derive(Debug, Clone, Copy)]
+pub struct ResurrectedRead<'a> {
+    /// The counter read.
+    pub key: &'a str,
+    /// Index of the read's ok completion.
+    pub index: u64,
+    /// Time of the completion, ns.
+    pub time: u64,
+    /// The node that answered.
+    pub node: Option<&'a str>,
+}
+
 /// Groups resurrected reads into events. An event stays open until a later delete of its
 /// counter starts another; closed events keep only the worst 100, so memory stays
 /// proportional to the counters.
@@ -66,19 +78,25 @@ pub struct Resurrections {
 impl Resurrections {
     /// Records that `read` brought back `magnitude` of the `deleted_count` the delete at
     /// index `delete` (and those before it) removed.
-    pub fn record(&mut self, read: &ReadBounds, delete: u64, deleted_count: i64, magnitude: i64) {
+    pub fn record(
+        &mut self,
+        read: ResurrectedRead,
+        delete: u64,
+        deleted_count: i64,
+        magnitude: i64,
+    ) {
         self.reads += 1;
         self.max_magnitude = self.max_magnitude.max(magnitude);
-        if self.open.get(&read.key).is_some_and(|e| e.delete != delete) {
-            if let Some(done) = self.open.remove(&read.key) {
+        if self.open.get(read.key).is_some_and(|e| e.delete != delete) {
+            if let Some(done) = self.open.remove(read.key) {
                 self.close(done);
             }
         }
         let event = self
             .open
-            .entry(read.key.clone())
+            .entry(read.key.to_string())
             .or_insert_with(|| ResurrectionEvent {
-                key: read.key.clone(),
+                key: read.key.to_string(),
                 delete,
                 deleted_count,
                 first_read: read.index,
@@ -96,9 +114,9 @@ impl Resurrections {
         }
         event.last_read = event.last_read.max(read.index);
         event.magnitude = event.magnitude.max(magnitude);
-        if let Some(node) = &read.node {
-            if !event.nodes.contains(node) {
-                event.nodes.push(node.clone());
+        if let Some(node) = read.node {
+            if !event.nodes.iter().any(|n| n == node) {
+                event.nodes.push(node.to_string());
                 event.nodes.sort();
             }
         }

@@ -1,6 +1,5 @@
 //! Turns a run folder's history and results into charts, pages and a console summary.
 
-pub mod fault_shading;
 pub mod html;
 pub mod index;
 pub mod junit;

@@ -2,6 +2,7 @@
 //! replay it, kept after old run folders are pruned.
 
 use crate::report::junit::{self, Case};
+use crate::report::plots::trend::TrendPoint;
 use crate::runner::RunOutcome;
 use crate::store::write_json;
 use crate::workload::budget::{Budget, Check};
@@ -102,21 +103,6 @@ impl RunSummary {
             ),
         }
     }
-}
-
-/// One point of the trend chart: a run's key figures.
-#[derive(Debug, Clone, PartialEq)]
-pub struct TrendPoint {
-    /// The run's workload.
-    pub workload: String,
-    /// Overcounting reads, % of reads.
-    pub overcount_pct: f64,
-    /// Undercounting reads, % of reads.
-    pub undercount_pct: f64,
-    /// Resurrection events.
-    pub resurrections: f64,
-    /// Unknown outcomes, % of client ops.
-    pub unknown_pct: f64,
 }
 
 /// summary.json.

@@ -16,6 +16,7 @@
 //! excess is more than retries of adds could explain; it is reported apart from overcounts.
 
 mod figures;
+mod frame;
 mod ranges;
 mod sweep;
 mod window;
@@ -26,10 +27,11 @@ pub use figures::{
 pub use ranges::RangeSet;
 
 use crate::op::{Op, OpType, Process, F};
-use crate::resurrection::{ResurrectionResult, Resurrections};
+use crate::resurrection::{ResurrectedRead, Resurrections};
 use crate::validity::Validity;
+use frame::{End, WindowOp};
 use std::collections::HashMap;
-use window::{End, Timeline, WindowOp};
+use window::Timeline;
 
 /// How many completed deletes per counter are remembered, to name resurrections.
 const DELETES_KEPT: usize = 8;
@@ -661,7 +663,13 @@ fn judge(
     if let Some(delete) = latest.filter(|_| highest) {
         if error > counter.retry_slack(delete.start, end) {
             bounds.resurrection = true;
-            resurrections.record(&bounds, delete.id, deleted, error.min(deleted));
+            let read = ResurrectedRead {
+                key: &bounds.key,
+                index: bounds.index,
+                time: bounds.time,
+                node: bounds.node.as_deref(),
+            };
+            resurrections.record(read, delete.id, deleted, error.min(deleted));
         }
     }
     Some(bounds)
@@ -674,9 +682,4 @@ pub fn check<'a>(ops: impl IntoIterator<Item = &'a Op>) -> CounterResult {
         checker.observe(op);
     }
     checker.finish()
-}
-
-/// The resurrection figures a finished counter check found.
-pub fn resurrections(result: &mut CounterResult) -> ResurrectionResult {
-    std::mem::take(&mut result.resurrection)
 }

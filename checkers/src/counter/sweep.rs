@@ -10,8 +10,8 @@
 //! between events. Free adds of ±1 make every sum between their negatives and positives,
 //! so the union is exact then; with larger deltas it is the enclosing range, never narrower.
 
+use super::frame::{End, Frame, WindowOp};
 use super::ranges::RangeSet;
-use super::window::{End, Frame, WindowOp};
 
 /// Which placement produced a range of values, to name the ops behind a bound.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -7,64 +7,14 @@
 //! before a settled delete ended. The values the counter may hold just after `h` are then
 //! all a later read needs of that past, so memory stays proportional to the ops in flight.
 
+use super::frame::{End, Frame, WindowOp};
 use super::ranges::RangeSet;
 use super::sweep::{self, Outcome};
-
-/// How an op of the window has ended, so far.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum End {
-    /// Some attempt is still running.
-    Open,
-    /// It took effect by this event.
-    At(u64),
-    /// It timed out (last at this event): it may take effect any time after its invoke, or
-    /// never.
-    Never(u64),
-}
-
-impl End {
-    /// The event by which it took effect, if one is known.
-    pub fn at(self) -> Option<u64> {
-        match self {
-            End::At(b) => Some(b),
-            End::Open | End::Never(_) => None,
-        }
-    }
-}
-
-/// An add or delete still in play, with all its attempts joined.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct WindowOp {
-    /// Index of its first invoke.
-    pub id: u64,
-    /// The delta of an add; none for a delete.
-    pub delta: Option<i64>,
-    /// Event of its first invoke.
-    pub start: u64,
-    /// How it ended.
-    pub end: End,
-    /// It may not have taken effect even if it ended ok (it floated before a retry).
-    pub loose: bool,
-}
 
 /// How many events after its timeout an add stays in play, holding back the deletes after
 /// it, so that a retry can still join it exactly. A later retry is judged loosely (it may
 /// count for nothing), which only widens bounds. The driver retries at once.
 pub const RETRY_GRACE: u64 = 200;
-
-/// What the sweep reads: the settled past and the ops in play.
-pub struct Frame<'a> {
-    /// Values the counter may hold at `floor` from the settled past.
-    pub base: &'a RangeSet,
-    /// Points at or after which ops of the window may take effect (doubled indices).
-    pub floor: u64,
-    /// The sums of floating adds: any subset of them may have taken effect.
-    pub floating: &'a RangeSet,
-    /// A delete timed out before `floor`: it may strike at any later point.
-    pub floating_delete: bool,
-    /// The ops in play.
-    pub ops: &'a [WindowOp],
-}
 
 /// One counter: its settled past and the ops in play.
 #[derive(Debug, Clone)]

@@ -3,7 +3,7 @@
 //! value (EDN), separated by tabs. Every other line is skipped.
 
 use super::edn::{parse_form, Edn, EdnError};
-use super::format::op_from_edn;
+use super::edn_op::op_from_edn;
 use super::HistoryError;
 use crate::op::Op;
 use std::path::Path;

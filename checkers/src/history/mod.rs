@@ -1,6 +1,7 @@
 //! Reading and writing histories, and the errors that name where a history is wrong.
 
 mod edn;
+mod edn_op;
 mod edn_writer;
 mod format;
 mod jepsen_log;

@@ -1,7 +1,12 @@
 //! How far reads missed: a histogram of every read's error, undercounts below zero,
 //! overcounts above, resurrections apart.
 
-use super::*;
+use super::frame::{
+    chart, failed, headroom, legend, Drawn, Labels, OVER_COLOUR, RESURRECTION_COLOUR, UNDER_COLOUR,
+};
+use checkers::counter::{Direction, ReadBounds};
+use plotters::coord::Shift;
+use plotters::prelude::*;
 
 /// At most this many bars.
 const BINS: i64 = 40;

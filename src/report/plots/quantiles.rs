@@ -1,7 +1,16 @@
 //! Latency quantiles over time: p50, p95, p99 and the maximum of the client ops completing
 //! in each time bucket.
 
-use super::*;
+use super::frame::{
+    bucket_seconds, chart, failed, legend, steps, time_axis, Drawn, Labels, NS_PER_S,
+};
+use super::latency::{latency_axis, latency_ms, MIN_LATENCY_MS};
+use super::shading;
+use super::spans::Span;
+use checkers::stats::FaultWindow;
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use std::collections::BTreeMap;
 
 /// The quantiles drawn, with their colours.
 const QUANTILES: [(&str, f64, RGBColor); 4] = [
@@ -52,7 +61,7 @@ pub(super) fn draw<DB: DrawingBackend>(
     };
     let (x, y) = (time_axis(end), latency_axis(spans));
     let mut chart = chart(root, &labels, x.clone(), y.clone().log_scale())?;
-    fault_shading::shade(&mut chart, faults, x.end, (y.start, y.end))?;
+    shading::shade(&mut chart, faults, x.end, (y.start, y.end))?;
     let buckets = buckets(spans, width);
     for (name, q, colour) in QUANTILES {
         let points: Vec<(f64, f64)> = buckets.iter().map(|(t, l)| (*t, quantile(l, q))).collect();

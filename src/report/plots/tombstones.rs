@@ -1,6 +1,15 @@
 //! Tombstones each read and scan went over, against the warn and failure thresholds.
 
-use super::*;
+use super::frame::{
+    chart, dot, failed, headroom, legend, seconds, thin, Drawn, Labels, FAIL_COLOUR, INFO_COLOUR,
+    VALUE_COLOUR,
+};
+use super::shading;
+use checkers::stats::FaultWindow;
+use checkers::tombstones::Thresholds;
+use checkers::{Op, OpType};
+use plotters::coord::Shift;
+use plotters::prelude::*;
 
 /// (completion time in s, tombstones) of every ok read or scan that reported a count.
 pub(super) fn scanned(history: &[Op]) -> Vec<(f64, u64)> {
@@ -41,7 +50,7 @@ pub(super) fn draw<DB: DrawingBackend>(
     } as f64;
     let y = 0.0..headroom(0.0, top.max(1.0) * 1.05);
     let mut chart = chart(root, &labels, x.clone(), y.clone())?;
-    fault_shading::shade(&mut chart, faults, x.end, (y.start, y.end))?;
+    shading::shade(&mut chart, faults, x.end, (y.start, y.end))?;
     let over = |n: u64| n > thresholds.warn;
     let dots = thin(points).map(|&(t, n)| {
         let colour = if over(n) { INFO_COLOUR } else { VALUE_COLOUR };

@@ -1,7 +1,26 @@
 //! The soak's trend chart: each run's key figures, run after run.
 
-use super::*;
-use crate::soak::summary::TrendPoint;
+use super::frame::{
+    chart, entry, failed, headroom, legend, Drawn, Labels, INFO_COLOUR, OVER_COLOUR,
+    RESURRECTION_COLOUR, UNDER_COLOUR,
+};
+use plotters::coord::Shift;
+use plotters::prelude::*;
+
+/// One point of the trend chart: a run's key figures.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TrendPoint {
+    /// The run's workload.
+    pub workload: String,
+    /// Overcounting reads, % of reads.
+    pub overcount_pct: f64,
+    /// Undercounting reads, % of reads.
+    pub undercount_pct: f64,
+    /// Resurrection events.
+    pub resurrections: f64,
+    /// Unknown outcomes, % of client ops.
+    pub unknown_pct: f64,
+}
 
 /// The dash and gap of each workload's lines, in pixels, in turn.
 const WORKLOAD_DASHES: [(u32, u32); 3] = [(20, 1), (8, 5), (2, 5)];

@@ -1,7 +1,17 @@
 //! The share of client ops whose outcome is unknown (info) among those completing in each
 //! time bucket.
 
-use super::*;
+use super::frame::{
+    bucket_seconds, chart, failed, headroom, legend, steps, time_axis, Drawn, Labels, INFO_COLOUR,
+    NS_PER_S,
+};
+use super::shading;
+use super::spans::Span;
+use checkers::stats::FaultWindow;
+use checkers::OpType;
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use std::collections::BTreeMap;
 
 /// (bucket start in s, info / completed) for every bucket with a completion.
 fn shares(spans: &[Span], width: u64) -> Vec<(f64, f64)> {
@@ -35,7 +45,7 @@ pub(super) fn draw<DB: DrawingBackend>(
     let x = time_axis(end);
     let y = 0.0..headroom(0.0, 1.0);
     let mut chart = chart(root, &labels, x.clone(), y.clone())?;
-    fault_shading::shade(&mut chart, faults, x.end, (y.start, y.end))?;
+    shading::shade(&mut chart, faults, x.end, (y.start, y.end))?;
     let points = shares(spans, width);
     let total_info = spans.iter().filter(|s| s.kind == OpType::Info).count();
     chart

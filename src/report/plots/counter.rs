@@ -1,0 +1,137 @@
+//! The counter chart: each read of one counter against the range the history allows it.
+
+use super::frame::{
+    chart, dot, entry, failed, headroom, legend, seconds, thin, time_axis, Drawn, Labels,
+    LinearChart, BAND_COLOUR, OVER_COLOUR, RESURRECTION_COLOUR, UNDER_COLOUR, VALUE_COLOUR,
+};
+use super::shading;
+use checkers::counter::ReadBounds;
+use checkers::stats::FaultWindow;
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use std::collections::BTreeMap;
+use std::ops::Range;
+
+/// The key with the most reads (the first in order on a tie), if there are reads.
+pub(super) fn hot_key(reads: &[ReadBounds]) -> Option<&str> {
+    let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
+    for read in reads {
+        *counts.entry(read.key.as_str()).or_default() += 1;
+    }
+    counts
+        .into_iter()
+        .max_by(|a, b| a.1.cmp(&b.1).then(b.0.cmp(a.0)))
+        .map(|(key, _)| key)
+}
+
+/// The counter chart's value axis: every bound and value, with a margin.
+pub(super) fn counter_axis(reads: &[&ReadBounds]) -> Range<f64> {
+    let lo = reads
+        .iter()
+        .map(|r| r.lower.min(r.count()))
+        .min()
+        .unwrap_or(0);
+    let hi = reads
+        .iter()
+        .map(|r| r.upper.max(r.count()))
+        .max()
+        .unwrap_or(0);
+    let (lo, hi) = (lo as f64 - 1.0, hi as f64 + 1.0);
+    lo..headroom(lo, hi)
+}
+
+/// Draws reads as their allowed range (a vertical segment) and their value (a dot).
+pub(super) fn draw_reads<DB: DrawingBackend>(
+    chart: &mut LinearChart<'_, DB>,
+    reads: &[&ReadBounds],
+    (band, value, size): (RGBColor, RGBColor, i32),
+) -> Drawn {
+    let bands = reads.iter().map(|r| {
+        let t = seconds(r.time);
+        PathElement::new(
+            vec![(t, r.lower as f64), (t, r.upper as f64)],
+            band.stroke_width(2),
+        )
+    });
+    chart.draw_series(bands).map_err(failed)?;
+    let dots = reads
+        .iter()
+        .map(|r| Circle::new((seconds(r.time), r.count() as f64), size, value.filled()));
+    chart.draw_series(dots).map_err(failed)?;
+    Ok(())
+}
+
+/// A key's reads as drawn: those within bounds (thinned), and every one out of bounds.
+pub(super) struct ReadGroups<'r> {
+    pub(super) fine: Vec<&'r ReadBounds>,
+    pub(super) under: Vec<&'r ReadBounds>,
+    pub(super) over: Vec<&'r ReadBounds>,
+    pub(super) resurrected: Vec<&'r ReadBounds>,
+}
+
+/// Splits reads by whether they are within bounds; only those within bounds are thinned.
+pub(super) fn group_reads<'r>(reads: &[&'r ReadBounds]) -> ReadGroups<'r> {
+    let (resurrected, rest): (Vec<&ReadBounds>, Vec<&ReadBounds>) =
+        reads.iter().partition(|r| r.resurrection);
+    let (over, rest): (Vec<&ReadBounds>, Vec<&ReadBounds>) =
+        rest.into_iter().partition(|r| r.overcount() > 0);
+    let (under, fine): (Vec<&ReadBounds>, Vec<&ReadBounds>) =
+        rest.into_iter().partition(|r| r.undercount() > 0);
+    ReadGroups {
+        fine: thin(&fine).copied().collect(),
+        under,
+        over,
+        resurrected,
+    }
+}
+
+/// The counter chart: each read of `key` against the range the history allows it.
+pub(super) fn draw<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    key: &str,
+    reads: &[&ReadBounds],
+    faults: &[FaultWindow],
+) -> Drawn {
+    let title = format!("Reads of {key} against the values the history allows");
+    let labels = Labels {
+        title: &title,
+        x: "read completion time since start (s)",
+        y: "counter value",
+    };
+    let end = reads.iter().map(|r| r.time).max().unwrap_or(0);
+    let (x, y) = (time_axis(end), counter_axis(reads));
+    let mut chart = chart(root, &labels, x.clone(), y.clone())?;
+    shading::shade(&mut chart, faults, x.end, (y.start, y.end))?;
+    let groups = group_reads(reads);
+    draw_reads(&mut chart, &groups.fine, (BAND_COLOUR, VALUE_COLOUR, 2))?;
+    draw_reads(&mut chart, &groups.under, (UNDER_COLOUR, UNDER_COLOUR, 4))?;
+    draw_reads(&mut chart, &groups.over, (OVER_COLOUR, OVER_COLOUR, 4))?;
+    let resurrected = &groups.resurrected;
+    draw_reads(
+        &mut chart,
+        resurrected,
+        (RESURRECTION_COLOUR, RESURRECTION_COLOUR, 5),
+    )?;
+    let (over, under) = (groups.over.len(), groups.under.len());
+    let range = "allowed range [lower, upper]".to_string();
+    entry(&mut chart, range, |(x, y)| {
+        PathElement::new(
+            vec![(x + 10, y - 6), (x + 10, y + 6)],
+            BAND_COLOUR.stroke_width(3),
+        )
+    })?;
+    let value = format!(
+        "read within bounds ({})",
+        reads.len() - over - under - resurrected.len()
+    );
+    entry(&mut chart, value, dot(VALUE_COLOUR))?;
+    entry(&mut chart, format!("overcount ({over})"), dot(OVER_COLOUR))?;
+    entry(
+        &mut chart,
+        format!("undercount ({under})"),
+        dot(UNDER_COLOUR),
+    )?;
+    let resurrections = format!("resurrection ({})", resurrected.len());
+    entry(&mut chart, resurrections, dot(RESURRECTION_COLOUR))?;
+    legend(&mut chart)
+}

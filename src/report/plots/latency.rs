@@ -1,0 +1,86 @@
+//! The latency chart: one marker per completed client op, coloured by outcome, shaped by f.
+
+use super::frame::{
+    chart, dot, entry, failed, headroom, legend, outcome_colour, seconds, thin, time_axis, Drawn,
+    Labels, Px, OUTCOMES,
+};
+use super::shading;
+use super::spans::Span;
+use checkers::stats::FaultWindow;
+use checkers::F;
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use std::ops::Range;
+
+/// The smallest latency drawn on the log axis, in ms.
+pub(super) const MIN_LATENCY_MS: f64 = 0.001;
+
+/// A span's latency in ms, at least [`MIN_LATENCY_MS`] so that the log axis can show it.
+pub(super) fn latency_ms(span: &Span) -> f64 {
+    (span.latency as f64 / 1e6).max(MIN_LATENCY_MS)
+}
+
+/// A log axis from a power of ten below every latency to above them all (from 0.1 ms when there are none).
+pub(super) fn latency_axis(spans: &[Span]) -> Range<f64> {
+    let (lo, hi) = spans
+        .iter()
+        .map(latency_ms)
+        .fold((100.0, 0.1), |(lo, hi), ms| (ms.min(lo), ms.max(hi)));
+    let lo = (lo / 1.5).log10().floor();
+    let hi = (hi * 1.5).log10().ceil().max(lo + 1.0);
+    10f64.powf(lo)..10f64.powf(headroom(lo, hi))
+}
+
+/// The outline of an op's marker, in pixels around its centre: a circle (octagon) for an add,
+/// a triangle for a read, a diamond otherwise.
+pub(super) fn outline(f: &F) -> Vec<Px> {
+    match f {
+        F::Add => vec![
+            (-2, -4),
+            (2, -4),
+            (4, -2),
+            (4, 2),
+            (2, 4),
+            (-2, 4),
+            (-4, 2),
+            (-4, -2),
+        ],
+        F::Read => vec![(0, -5), (5, 4), (-5, 4)],
+        _ => vec![(0, -5), (5, 0), (0, 5), (-5, 0)],
+    }
+}
+
+/// The latency chart: one marker per completed client op, coloured by outcome, shaped by f.
+pub(super) fn draw<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    spans: &[Span],
+    faults: &[FaultWindow],
+) -> Drawn {
+    let labels = Labels {
+        title: "Latency of client operations",
+        x: "time since start (s)",
+        y: "latency (ms, log scale)",
+    };
+    let end = spans.iter().map(Span::end).max().unwrap_or(0);
+    let (x, y) = (time_axis(end), latency_axis(spans));
+    let mut chart = chart(root, &labels, x.clone(), y.clone().log_scale())?;
+    shading::shade(&mut chart, faults, x.end, (y.start, y.end))?;
+    for kind in OUTCOMES {
+        let outcome: Vec<&Span> = spans.iter().filter(|span| span.kind == kind).collect();
+        let colour = outcome_colour(kind);
+        chart
+            .draw_series(thin(&outcome).map(|span| {
+                let at = (seconds(span.start), latency_ms(span));
+                EmptyElement::at(at) + Polygon::new(outline(&span.f), colour.filled())
+            }))
+            .map_err(failed)?
+            .label(format!("{} ({})", kind.as_str(), outcome.len()))
+            .legend(dot(colour));
+    }
+    for (f, label) in [(F::Add, "add"), (F::Read, "read"), (F::Delete, "other f")] {
+        entry(&mut chart, label.to_string(), move |(x, y)| {
+            EmptyElement::at((x + 10, y)) + Polygon::new(outline(&f), BLACK.filled())
+        })?;
+    }
+    legend(&mut chart)
+}
