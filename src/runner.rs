@@ -67,6 +67,7 @@ pub async fn run(plan: RunPlan) -> anyhow::Result<RunOutcome> {
             plan.workload.nodes,
             &plan.workload.cluster,
             &folder.nodes(),
+            plan.seed,
         )
         .await
         .context("starting the cluster")?;

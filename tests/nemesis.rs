@@ -26,7 +26,7 @@ async fn rig() -> Rig {
         read_timeout_ms: 300,
         ..ClusterSettings::default()
     };
-    let cluster = Cluster::start(binary, 3, &settings, dir.path())
+    let cluster = Cluster::start(binary, 3, &settings, dir.path(), 7)
         .await
         .expect("cluster");
     let cluster = Arc::new(Mutex::new(cluster));
@@ -86,6 +86,16 @@ impl Rig {
         body["value"].as_i64()
     }
 
+    async fn delete(&self, id: &str, cl: &str) -> u16 {
+        let (addr, _) = self.node(id).await;
+        let url = format!("http://{addr}/v1/counters/views/home?cl={cl}");
+        self.http
+            .delete(url)
+            .send()
+            .await
+            .map_or(0, |r| r.status().as_u16())
+    }
+
     async fn add(&self, id: &str, cl: &str) -> u16 {
         let (addr, _) = self.node(id).await;
         let url = format!("http://{addr}/v1/counters/views/home");
@@ -133,6 +143,7 @@ async fn a_paused_node_answers_nothing_until_resumed() {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_partition_stops_replication_between_the_named_nodes_only() {
     let rig = rig().await;
+    assert_eq!(rig.add("n1", "ALL").await, 200);
     let cuts = vec![("n1".to_string(), "n2".to_string())];
     let fault = rig.fault(
         Action::Partition {
@@ -142,12 +153,13 @@ async fn a_partition_stops_replication_between_the_named_nodes_only() {
         3.0,
     );
     tokio::time::sleep(Duration::from_millis(200)).await;
-    assert_eq!(rig.add("n1", "ONE").await, 200);
+    // A delete goes from its coordinator to every replica: n1 → n3 arrives, n1 → n2 not.
+    assert_eq!(rig.delete("n1", "ONE").await, 200);
     let replicated = eventually(Duration::from_secs(2), || async {
-        rig.value("n3", "ONE").await == Some(1)
+        rig.value("n3", "ONE").await.is_none()
     })
     .await;
     assert!(replicated, "n1 → n3 still replicates");
-    assert_eq!(rig.value("n2", "ONE").await, None, "n1 → n2 is cut");
+    assert_eq!(rig.value("n2", "ONE").await, Some(1), "n1 → n2 is cut");
     fault.await.expect("fault ran");
 }

@@ -104,8 +104,9 @@ fn a_single_node_counts_reads_and_refuses_bad_input_with_json_errors() {
 
 #[test]
 fn a_write_that_cannot_reach_its_replicas_times_out_with_504() {
-    // Peers that do not exist: the leader applies locally, nobody acknowledges; the
-    // failure detector then answers 503 for ALL until the peers could be back.
+    // Peers that do not exist: the leader (a random replica) is this node, which applies the
+    // write and hears no acknowledgement, or a dead peer, which never gets it. Either way
+    // 504, and the failure detector then answers 503 for ALL until the peers could be back.
     let (node, _dir) = start_node(
         r#"{"write_timeout_ms": 200}"#,
         &["--peers", "n2=127.0.0.1:9,n3=127.0.0.1:9"],
@@ -114,15 +115,15 @@ fn a_write_that_cannot_reach_its_replicas_times_out_with_504() {
     let (status, body) = request("POST", &url, Some(r#"{"delta":1,"cl":"QUORUM"}"#));
     assert_eq!(status, 504, "{body}");
     assert_eq!(body["error"], "write_timeout");
-    assert_eq!(
-        (body["received"].as_u64(), body["block_for"].as_u64()),
-        (Some(1), Some(2))
-    );
+    let received = body["received"].as_u64();
+    assert!(matches!(received, Some(0 | 1)), "{body}");
+    assert_eq!(body["block_for"].as_u64(), Some(2));
     let (status, body) = request("POST", &url, Some(r#"{"delta":1,"cl":"ALL"}"#));
     assert_eq!((status, body["error"].as_str()), (503, Some("unavailable")));
-    // The timed-out write was applied on the leader: a read at ONE sees it.
+    // Led here, the timed-out write was applied: a read at ONE sees it; led elsewhere, not.
     let (status, body) = request("GET", &format!("{url}?cl=ONE"), None);
-    assert_eq!((status, body["value"].as_i64()), (200, Some(1)));
+    let expected = if received == Some(1) { Some(1) } else { None };
+    assert_eq!((status, body["value"].as_i64()), (200, expected), "{body}");
 }
 
 #[test]

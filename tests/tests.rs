@@ -8,3 +8,4 @@ mod node_api;
 mod process;
 mod run_command;
 mod scenarios;
+mod semantics_doc;

@@ -23,7 +23,8 @@ pub enum Mode {
 pub enum CommitlogSync {
     /// Synced before every write is acknowledged.
     Batch,
-    /// Synced every so many ms: a kill -9 loses the acknowledged writes since the last sync.
+    /// Synced every so many ms: a process kill loses nothing acknowledged, a power loss the
+    /// writes since the last sync.
     Periodic(u64),
     /// No commit log at all (nothing survives a restart but flushed segments).
     #[default]
@@ -76,11 +77,14 @@ pub struct ClusterSettings {
     pub write_timeout_ms: u64,
     /// `read_request_timeout`, ms.
     pub read_timeout_ms: u64,
+    /// The table's `speculative_retry`, ms: a read asks the remaining replicas when the first
+    /// have not answered by then (Cassandra's default is the 99th percentile of read latency).
+    pub speculative_retry_ms: u64,
     /// `gc_grace_seconds`.
     pub gc_grace_s: f64,
-    /// Whether the counter cache is on (`counter_cache_size_in_mb` > 0).
+    /// Whether the counter cache is on (`counter_cache_size` > 0; on by default, as in Cassandra).
     pub counter_cache: bool,
-    /// Counters the cache holds.
+    /// Counters the cache holds (Cassandra sizes it in MiB instead).
     pub counter_cache_capacity: usize,
     /// `tombstone_warn_threshold`.
     pub tombstone_warn_threshold: u64,
@@ -103,11 +107,12 @@ impl Default for ClusterSettings {
             rf: 3,
             default_write_cl: ConsistencyLevel::Quorum,
             default_read_cl: ConsistencyLevel::Quorum,
-            write_timeout_ms: 500,
-            read_timeout_ms: 500,
+            write_timeout_ms: 5_000,
+            read_timeout_ms: 5_000,
+            speculative_retry_ms: 50,
             gc_grace_s: 864_000.0,
-            counter_cache: false,
-            counter_cache_capacity: 10_000,
+            counter_cache: true,
+            counter_cache_capacity: 100_000,
             tombstone_warn_threshold: 1_000,
             tombstone_failure_threshold: 100_000,
             commitlog_sync: CommitlogSync::Periodic(10_000),

@@ -30,6 +30,10 @@ pub struct NodeArgs {
     /// Exit when the process that started this node exits.
     #[arg(long)]
     pub exit_with_parent: bool,
+    /// Seeds the node's random choices (which replica leads an increment); random when left
+    /// out.
+    #[arg(long)]
+    pub seed: Option<u64>,
 }
 
 /// `checker node`.
@@ -53,6 +57,7 @@ pub async fn node(args: NodeArgs) -> anyhow::Result<()> {
         settings,
         data_dir,
         exit_with_parent: args.exit_with_parent,
+        seed: args.seed.unwrap_or_else(rand::random),
     };
     serve(config)
         .await

@@ -7,6 +7,7 @@
 
 use crate::api::ClusterSettings;
 use crate::api::{AdminClient, Listening};
+use crate::node::core::commitlog;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -60,18 +61,20 @@ pub struct Cluster {
     nodes: Vec<NodeProcess>,
     binary: PathBuf,
     dir: PathBuf,
+    seed: u64,
     admin: AdminClient,
 }
 
 impl Cluster {
     /// Starts `count` nodes of `binary` with `settings`, each keeping its data in
-    /// `dir/<id>/` and its log in `dir/<id>.log`, and waits until each answers with every
-    /// peer known.
+    /// `dir/<id>/` and its log in `dir/<id>.log`, each seeding its random choices from `seed`
+    /// and its id, and waits until each answers with every peer known.
     pub async fn start(
         binary: &Path,
         count: usize,
         settings: &ClusterSettings,
         dir: &Path,
+        seed: u64,
     ) -> Result<Cluster, ClusterError> {
         let settings_file = dir.join("cluster.json");
         let text = serde_json::to_string_pretty(settings).unwrap_or_default();
@@ -84,11 +87,12 @@ impl Cluster {
             nodes: Vec::new(),
             binary: binary.to_path_buf(),
             dir: dir.to_path_buf(),
+            seed,
             admin: AdminClient::new(Duration::from_secs(2)),
         };
         for i in 1..=count {
             let id = format!("n{i}");
-            let node = spawn(binary, &id, "127.0.0.1:0", dir).await?;
+            let node = spawn(binary, &id, "127.0.0.1:0", dir, node_seed(seed, &id)).await?;
             cluster.nodes.push(node);
         }
         for node in &cluster.nodes {
@@ -127,6 +131,13 @@ impl Cluster {
         }
     }
 
+    /// The machine under a node loses power: the process dies with SIGKILL and the commit
+    /// log keeps only what was synced to the disk. Returns the bytes of log lost.
+    pub async fn power_loss(&mut self, id: &str) -> std::io::Result<u64> {
+        self.kill(id).await;
+        commitlog::lose_unsynced(&self.dir.join(id))
+    }
+
     /// Starts a killed node again on its old address and data folder: it replays its
     /// commit log and segments.
     pub async fn restart(&mut self, id: &str) -> Result<(), ClusterError> {
@@ -135,7 +146,8 @@ impl Cluster {
         };
         let _ = self.nodes[i].child.kill().await;
         let addr = self.nodes[i].addr.clone();
-        self.nodes[i] = spawn(&self.binary, id, &addr, &self.dir).await?;
+        let seed = node_seed(self.seed, id).wrapping_add(1);
+        self.nodes[i] = spawn(&self.binary, id, &addr, &self.dir, seed).await?;
         introduce(&self.admin, &self.nodes[i], self.peers_of(id), &self.dir).await
     }
 
@@ -185,11 +197,19 @@ impl Drop for Cluster {
     }
 }
 
+/// The seed of node `id`'s random choices, from the run's seed.
+fn node_seed(seed: u64, id: &str) -> u64 {
+    id.bytes().fold(seed ^ 0x9E37_79B9_7F4A_7C15, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01B3)
+    })
+}
+
 async fn spawn(
     binary: &Path,
     id: &str,
     listen: &str,
     dir: &Path,
+    seed: u64,
 ) -> Result<NodeProcess, ClusterError> {
     let log = dir.join(format!("{id}.log"));
     let spawn_error = |source| ClusterError::Spawn {
@@ -208,6 +228,8 @@ async fn spawn(
         .arg(dir.join("cluster.json"))
         .arg("--data-dir")
         .arg(dir.join(id))
+        .arg("--seed")
+        .arg(seed.to_string())
         .env("NO_COLOR", "1")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())

@@ -134,6 +134,10 @@ impl Nemesis {
         match action {
             Action::Partition { cuts, .. } => self.set_cuts(cuts, true).await,
             Action::Kill { node } => self.cluster.lock().await.kill(node).await,
+            Action::PowerLoss { node } => match self.cluster.lock().await.power_loss(node).await {
+                Ok(lost) => tracing::info!(%node, lost_bytes = lost, "power loss"),
+                Err(e) => tracing::warn!(%node, error = %e, "power loss: commit log"),
+            },
             Action::Pause { node } => self.signal(node, Signal::SIGSTOP).await,
             Action::Clock {
                 node,
@@ -190,7 +194,7 @@ impl Nemesis {
     async fn stop(&self, action: &Action) -> Result<(), String> {
         match action {
             Action::Partition { cuts, .. } => self.set_cuts(cuts, false).await,
-            Action::Kill { node } => {
+            Action::Kill { node } | Action::PowerLoss { node } => {
                 self.cluster
                     .lock()
                     .await

@@ -17,8 +17,12 @@ pub enum FaultKind {
     PartitionHalves,
     /// Two halves and one node that still talks to both (Jepsen's bridge).
     Bridge,
-    /// kill -9 one node, and restart it when the fault ends.
+    /// kill -9 one node, and restart it when the fault ends: the process dies, what it
+    /// wrote to its commit log survives (as with Cassandra's memory-mapped segments).
     Kill,
+    /// The machine under one node loses power: the process dies and its commit log keeps
+    /// only what was synced to the disk; restarted when the fault ends.
+    PowerLoss,
     /// SIGSTOP one node, SIGCONT when the fault ends.
     Pause,
     /// Move one node's clock ahead by `clock_offset_ms`.
@@ -111,6 +115,11 @@ pub enum Action {
         /// The node.
         node: String,
     },
+    /// Power loss (kill -9 and the unsynced commit log lost), then restart.
+    PowerLoss {
+        /// The node.
+        node: String,
+    },
     /// SIGSTOP, then SIGCONT.
     Pause {
         /// The node.
@@ -147,6 +156,7 @@ impl Action {
         match self {
             Action::Partition { .. } => "partition",
             Action::Kill { .. } => "kill",
+            Action::PowerLoss { .. } => "power-loss",
             Action::Pause { .. } => "pause",
             Action::Clock { .. } => "clock-offset",
             Action::Slow { .. } => "slow",
@@ -206,6 +216,7 @@ fn plan_action(kind: FaultKind, nodes: &[String], spec: &NemesisSpec, rng: &mut 
             }
         }
         FaultKind::Kill => Action::Kill { node },
+        FaultKind::PowerLoss => Action::PowerLoss { node },
         FaultKind::Pause => Action::Pause { node },
         FaultKind::ClockBump => Action::Clock {
             node,

@@ -1,22 +1,39 @@
 //! The commit log and the flushed segments on disk, in the node's data folder.
 //!
-//! Every write is appended to the log before it is acknowledged. With `batch` sync the line
-//! reaches the disk first; with `periodic:<ms>` lines wait in this process's memory until the
-//! next sync, so a kill -9 loses the acknowledged writes of the last period, as a crash loses
-//! Cassandra's unsynced log. A flush writes the memtable as a segment file and empties the
-//! log. A restart loads the segments and replays the log.
+//! Every write is appended to the log file before it is acknowledged, as Cassandra writes
+//! each mutation into a memory-mapped commit-log segment: the bytes are in the operating
+//! system's page cache at once, so they outlive the process. What a replay trusts is marked
+//! separately, in `commitlog.marker`, as Cassandra's chained sync markers are: in
+//! `periodic:<ms>` mode the marker moves every [`MARK_INTERVAL`] without a sync, and a sync
+//! to the disk happens every period; in `batch` mode every write is synced and marked before
+//! it is acknowledged. So a killed process loses only the writes of the last mark interval,
+//! and a power loss ([`lose_unsynced`]) the writes since the last sync. A flush writes the
+//! memtable as a segment file and empties the log. A restart loads the segments and replays
+//! the marked part of the log.
 
 use super::cells::Table;
 use crate::api::CommitlogSync;
 use std::fs::{File, OpenOptions};
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// How often periodic mode moves the replay marker without syncing: Cassandra's
+/// `AbstractCommitLogService.DEFAULT_MARKER_INTERVAL_MILLIS`.
+pub const MARK_INTERVAL: Duration = Duration::from_millis(100);
 
 /// The commit log of one node.
 pub struct CommitLog {
     file: Option<File>,
+    marker: Option<File>,
     sync: CommitlogSync,
-    pending: Vec<u8>,
+    /// Bytes in the log file.
+    written: u64,
+    /// Bytes a replay after a process crash reads.
+    marked: u64,
+    /// Bytes on the disk: what a power loss leaves.
+    synced: u64,
     dir: PathBuf,
 }
 
@@ -24,7 +41,7 @@ pub struct CommitLog {
 pub struct Recovered {
     /// Flushed segments, oldest first.
     pub segments: Vec<Table>,
-    /// Writes logged since the last flush.
+    /// Writes logged (and marked) since the last flush.
     pub log: Vec<Table>,
 }
 
@@ -32,66 +49,124 @@ fn log_path(dir: &Path) -> PathBuf {
     dir.join("commitlog.jsonl")
 }
 
+fn marker_path(dir: &Path) -> PathBuf {
+    dir.join("commitlog.marker")
+}
+
 fn segment_dir(dir: &Path) -> PathBuf {
     dir.join("segments")
 }
 
+/// The marker's two lengths, `marked` and `synced`, as written by [`write_marker`].
+fn read_marker(dir: &Path) -> Option<(u64, u64)> {
+    let text = std::fs::read_to_string(marker_path(dir)).ok()?;
+    let mut numbers = text.split_whitespace().map(|n| n.parse::<u64>().ok());
+    let marked = numbers.next()??;
+    let synced = numbers.next()??;
+    Some((marked, synced.min(marked)))
+}
+
+/// Writes the marker in place (fixed width, so one write replaces it whole).
+fn write_marker(marker: &File, marked: u64, synced: u64) -> std::io::Result<()> {
+    marker.write_all_at(format!("{marked:020} {synced:020}\n").as_bytes(), 0)
+}
+
+/// A power loss: the log keeps only what was synced to the disk. Returns the bytes lost.
+/// The node must not be running.
+pub fn lose_unsynced(dir: &Path) -> std::io::Result<u64> {
+    let Some((_, synced)) = read_marker(dir) else {
+        return Ok(0);
+    };
+    let Ok(file) = OpenOptions::new().write(true).open(log_path(dir)) else {
+        return Ok(0);
+    };
+    let length = file.metadata()?.len();
+    file.set_len(synced.min(length))?;
+    let marker = OpenOptions::new().write(true).open(marker_path(dir))?;
+    write_marker(&marker, synced, synced)?;
+    Ok(length.saturating_sub(synced))
+}
+
 impl CommitLog {
-    /// Opens the log in `dir` (created if missing) and reads back what a previous run left.
+    /// Opens the log in `dir` (created if missing) and reads back what a previous run left:
+    /// the log up to its marker (the unmarked tail is dropped, as Cassandra's replay stops at
+    /// the last valid sync marker).
     pub fn open(dir: &Path, sync: CommitlogSync) -> std::io::Result<(CommitLog, Recovered)> {
         std::fs::create_dir_all(segment_dir(dir))?;
+        let on_disk = std::fs::metadata(log_path(dir)).map_or(0, |m| m.len());
+        let (marked, synced) = read_marker(dir).unwrap_or((on_disk, on_disk));
+        let marked = marked.min(on_disk);
         let recovered = Recovered {
             segments: read_segments(dir)?,
-            log: read_log(&log_path(dir))?,
+            log: read_log(&log_path(dir), marked)?,
         };
-        let file = match sync {
-            CommitlogSync::Off => None,
-            _ => Some(
-                OpenOptions::new()
-                    .create(true)
-                    .append(true)
-                    .open(log_path(dir))?,
-            ),
-        };
-        let log = CommitLog {
-            file,
+        let mut log = CommitLog {
+            file: None,
+            marker: None,
             sync,
-            pending: Vec::new(),
+            written: marked,
+            marked,
+            synced: synced.min(marked),
             dir: dir.to_path_buf(),
         };
+        if sync != CommitlogSync::Off {
+            let file = OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(log_path(dir))?;
+            file.set_len(marked)?;
+            let marker = OpenOptions::new()
+                .create(true)
+                .truncate(false)
+                .write(true)
+                .open(marker_path(dir))?;
+            write_marker(&marker, log.marked, log.synced)?;
+            log.file = Some(file);
+            log.marker = Some(marker);
+        }
         Ok((log, recovered))
     }
 
-    /// Appends a write; with batch sync it is on disk when this returns.
+    /// Appends a write; with batch sync it is on disk and marked when this returns.
     pub fn append(&mut self, fragment: &Table) -> std::io::Result<()> {
         let Some(file) = &mut self.file else {
             return Ok(());
         };
         let mut line = serde_json::to_vec(fragment)?;
         line.push(b'\n');
+        file.write_all(&line)?;
+        self.written += line.len() as u64;
         match self.sync {
-            CommitlogSync::Batch => {
-                file.write_all(&line)?;
-                file.sync_data()
-            }
-            _ => {
-                self.pending.extend_from_slice(&line);
-                Ok(())
-            }
+            CommitlogSync::Batch => self.sync(),
+            _ => Ok(()),
         }
     }
 
-    /// Writes and syncs what periodic mode has been holding.
-    pub fn sync(&mut self) -> std::io::Result<()> {
-        let Some(file) = &mut self.file else {
+    /// Moves the replay marker over everything written, without syncing (periodic mode's
+    /// chained markers).
+    pub fn mark(&mut self) -> std::io::Result<()> {
+        let Some(marker) = &self.marker else {
             return Ok(());
         };
-        if self.pending.is_empty() {
-            return Ok(());
+        if self.marked < self.written {
+            self.marked = self.written;
+            write_marker(marker, self.marked, self.synced)?;
         }
-        file.write_all(&self.pending)?;
-        self.pending.clear();
-        file.sync_data()
+        Ok(())
+    }
+
+    /// Syncs everything written to the disk and marks it.
+    pub fn sync(&mut self) -> std::io::Result<()> {
+        let (Some(file), Some(marker)) = (&self.file, &self.marker) else {
+            return Ok(());
+        };
+        if self.synced < self.written {
+            file.sync_data()?;
+            self.synced = self.written;
+            self.marked = self.written;
+            write_marker(marker, self.marked, self.synced)?;
+        }
+        Ok(())
     }
 
     /// Writes a flushed memtable as the next segment and empties the log.
@@ -101,9 +176,10 @@ impl CommitLog {
         std::fs::write(&temp, serde_json::to_vec(segment)?)?;
         File::open(&temp)?.sync_all()?;
         std::fs::rename(&temp, &path)?;
-        self.pending.clear();
-        if let Some(file) = &self.file {
+        if let (Some(file), Some(marker)) = (&self.file, &self.marker) {
             file.set_len(0)?;
+            (self.written, self.marked, self.synced) = (0, 0, 0);
+            write_marker(marker, 0, 0)?;
         }
         Ok(())
     }
@@ -146,13 +222,13 @@ fn read_segments(dir: &Path) -> std::io::Result<Vec<Table>> {
         .collect()
 }
 
-/// Reads the log; a torn last line (the process died mid-write) is dropped.
-fn read_log(path: &Path) -> std::io::Result<Vec<Table>> {
+/// Reads the first `marked` bytes of the log; a torn last line is dropped.
+fn read_log(path: &Path, marked: u64) -> std::io::Result<Vec<Table>> {
     let Ok(file) = File::open(path) else {
         return Ok(Vec::new());
     };
     let mut out = Vec::new();
-    for line in BufReader::new(file).lines() {
+    for line in BufReader::new(file.take(marked)).lines() {
         match serde_json::from_str::<Table>(&line?) {
             Ok(table) => out.push(table),
             Err(_) => break,
@@ -167,25 +243,65 @@ mod tests {
     use crate::api::DeleteScope;
     use crate::node::core::store::tombstone;
 
-    #[test]
-    fn batch_writes_survive_a_crash_and_periodic_ones_only_once_synced() {
+    /// What a restart finds of one write after `steps`, then a process kill or a power loss.
+    fn survives(sync: CommitlogSync, steps: &[&str], power_loss: bool) -> usize {
         let dir = tempfile::tempdir().expect("temp dir");
         let write = tombstone(DeleteScope::Row, "p", Some("c"), 10);
-        for (sync, synced, expected) in [
-            (CommitlogSync::Batch, false, 1),
-            (CommitlogSync::Periodic(1000), false, 0),
-            (CommitlogSync::Periodic(1000), true, 1),
-        ] {
-            let node = dir.path().join(format!("{sync:?}-{synced}"));
-            let (mut log, _) = CommitLog::open(&node, sync).expect("open");
-            log.append(&write).expect("append");
-            if synced {
-                log.sync().expect("sync");
+        let (mut log, _) = CommitLog::open(dir.path(), sync).expect("open");
+        log.append(&write).expect("append");
+        for step in steps {
+            match *step {
+                "mark" => log.mark().expect("mark"),
+                "sync" => log.sync().expect("sync"),
+                _ => unreachable!("a step of this test"),
             }
-            drop(log); // a kill -9: nothing else is written
-            let (_, recovered) = CommitLog::open(&node, sync).expect("reopen");
-            assert_eq!(recovered.log.len(), expected, "{sync:?} synced={synced}");
         }
+        drop(log); // the process dies: nothing else is written
+        if power_loss {
+            lose_unsynced(dir.path()).expect("power loss");
+        }
+        let (_, recovered) = CommitLog::open(dir.path(), sync).expect("reopen");
+        recovered.log.len()
+    }
+
+    #[test]
+    fn a_kill_loses_only_unmarked_writes_and_a_power_loss_only_unsynced_ones() {
+        let periodic = CommitlogSync::Periodic(10_000);
+        // Periodic: the marker moves every 100 ms, the sync every period.
+        assert_eq!(survives(periodic, &[], false), 0, "not yet marked");
+        assert_eq!(
+            survives(periodic, &["mark"], false),
+            1,
+            "marked: a kill keeps it"
+        );
+        assert_eq!(survives(periodic, &["mark"], true), 0, "marked, not synced");
+        assert_eq!(survives(periodic, &["sync"], true), 1, "synced");
+        // Batch: synced before it is acknowledged.
+        assert_eq!(survives(CommitlogSync::Batch, &[], false), 1);
+        assert_eq!(survives(CommitlogSync::Batch, &[], true), 1);
+    }
+
+    #[test]
+    fn a_replay_drops_the_unmarked_tail_so_later_writes_follow_the_marked_ones() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let periodic = CommitlogSync::Periodic(10_000);
+        let write = tombstone(DeleteScope::Row, "p", Some("c"), 10);
+        let (mut log, _) = CommitLog::open(dir.path(), periodic).expect("open");
+        log.append(&write).expect("append");
+        log.mark().expect("mark");
+        log.append(&write).expect("append"); // unmarked when the process dies
+        drop(log);
+        let (mut log, recovered) = CommitLog::open(dir.path(), periodic).expect("reopen");
+        assert_eq!(recovered.log.len(), 1);
+        log.append(&write).expect("append");
+        log.mark().expect("mark");
+        drop(log);
+        let (_, recovered) = CommitLog::open(dir.path(), periodic).expect("reopen");
+        assert_eq!(
+            recovered.log.len(),
+            2,
+            "the dropped tail left no garbage behind"
+        );
     }
 
     #[test]

@@ -137,13 +137,32 @@ fn saw_everything(vector: &BTreeMap<String, u64>, portions: &BTreeMap<String, Po
         .all(|(id, p)| p.etag <= vector.get(id).copied().unwrap_or(0))
 }
 
-/// Every counter one node holds, and the node's own etag sequence.
+/// Every counter one node holds, the node's own etag sequence, and the order in which its
+/// counters last changed (what replication sends, oldest change first).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RavenStore {
     node: String,
     /// The last etag this node issued; every etag it has seen for its own id is at most this.
     last_etag: u64,
     counters: BTreeMap<String, RavenCounter>,
+    /// The number of the last local change (an increment, a delete or a merge that changed
+    /// something); RavenDB's local document etag.
+    last_change: u64,
+    /// Each key's last change, by change number.
+    changes: BTreeMap<u64, String>,
+    /// Each key's last change number.
+    changed: BTreeMap<String, u64>,
+}
+
+/// One changed counter, as replication sends it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Change {
+    /// The local change number.
+    pub number: u64,
+    /// `partition/cell`.
+    pub key: String,
+    /// The counter's whole state.
+    pub counter: RavenCounter,
 }
 
 impl RavenStore {
@@ -153,6 +172,9 @@ impl RavenStore {
             node: node.to_string(),
             last_etag: 0,
             counters: BTreeMap::new(),
+            last_change: 0,
+            changes: BTreeMap::new(),
+            changed: BTreeMap::new(),
         }
     }
 
@@ -199,9 +221,35 @@ impl RavenStore {
         };
         let changed = self.counters.get(key) != Some(&merged);
         if changed {
-            self.counters.insert(key.to_string(), merged);
+            self.put(key, merged);
         }
         changed
+    }
+
+    /// The counters changed after change number `after`, oldest change first, at most
+    /// `limit` of them: what a peer that acknowledged everything up to `after` is sent next.
+    pub fn changes_after(&self, after: u64, limit: usize) -> Vec<Change> {
+        self.changes
+            .range(after.saturating_add(1)..)
+            .take(limit)
+            .filter_map(|(number, key)| {
+                Some(Change {
+                    number: *number,
+                    key: key.clone(),
+                    counter: self.counters.get(key)?.clone(),
+                })
+            })
+            .collect()
+    }
+
+    /// A store restored from its journal: each key's last state, in the order they changed.
+    pub fn restore(node: &str, states: impl IntoIterator<Item = (String, RavenCounter)>) -> Self {
+        let mut store = RavenStore::new(node);
+        for (key, counter) in states {
+            store.last_etag = store.last_etag.max(counter.version(node));
+            store.put(&key, counter);
+        }
+        store
     }
 
     /// The counter as this node holds it.
@@ -220,9 +268,14 @@ impl RavenStore {
         self.last_etag
     }
 
-    /// Stores `counter` under `key` and returns it, to replicate.
+    /// Stores `counter` under `key` as the newest change and returns it.
     fn put(&mut self, key: &str, counter: RavenCounter) -> RavenCounter {
         self.counters.insert(key.to_string(), counter.clone());
+        self.last_change += 1;
+        if let Some(old) = self.changed.insert(key.to_string(), self.last_change) {
+            self.changes.remove(&old);
+        }
+        self.changes.insert(self.last_change, key.to_string());
         counter
     }
 }
@@ -255,6 +308,24 @@ mod tests {
 
     fn value(store: &RavenStore, key: &str) -> Option<i64> {
         store.get(key).and_then(RavenCounter::value)
+    }
+
+    #[test]
+    fn changes_come_oldest_first_once_per_key_and_a_merge_that_changes_counts() {
+        let mut n1 = RavenStore::new("n1");
+        n1.increment("a", 1);
+        n1.increment("b", 1);
+        n1.increment("a", 1);
+        let keys =
+            |changes: Vec<Change>| -> Vec<String> { changes.into_iter().map(|c| c.key).collect() };
+        assert_eq!(keys(n1.changes_after(0, 10)), ["b", "a"]);
+        assert_eq!(keys(n1.changes_after(0, 1)), ["b"]);
+        let last = n1.changes_after(0, 10).last().map_or(0, |c| c.number);
+        assert!(n1.changes_after(last, 10).is_empty());
+        // A merge that changes a counter is a change to pass on; one that does not is not.
+        assert!(n1.merge("c", &live(&[("n2", 4, 1)])));
+        assert!(!n1.merge("c", &live(&[("n2", 4, 1)])));
+        assert_eq!(keys(n1.changes_after(last, 10)), ["c"]);
     }
 
     #[test]

@@ -41,12 +41,7 @@ impl StoreSettings {
 
 impl Default for StoreSettings {
     fn default() -> Self {
-        StoreSettings {
-            gc_grace: 864_000 * 1_000_000,
-            counter_cache: 0,
-            tombstone_warn: 1_000,
-            tombstone_fail: 100_000,
-        }
+        StoreSettings::of(&ClusterSettings::default())
     }
 }
 
@@ -178,9 +173,17 @@ impl Store {
     }
 
     /// The leader's increment: reads its own shard (from the counter cache when it has it,
-    /// else from the store with tombstones applied), sets `clock = max(now, old clock + 1)`,
-    /// adds `delta`, writes the result stamped `now`, and returns the fragment to replicate.
-    pub fn lead_add(&mut self, partition: &str, cell: &str, delta: i64, now: u64) -> Table {
+    /// else from the store with tombstones applied), sets `clock = max(now, old clock + 1)` on
+    /// its own clock, adds `delta`, writes the cell with the coordinator's `timestamp` (which
+    /// decides it against row and partition deletions), and returns the fragment to replicate.
+    pub fn lead_add(
+        &mut self,
+        partition: &str,
+        cell: &str,
+        delta: i64,
+        now: u64,
+        timestamp: u64,
+    ) -> Table {
         let key = format!("{partition}/{cell}");
         let own = self
             .cache
@@ -205,10 +208,7 @@ impl Store {
         let mut counter = Counter::default();
         counter.merge_shard(&self.node, shard);
         let row = Row {
-            counter: Some(CounterCell {
-                counter,
-                timestamp: now,
-            }),
+            counter: Some(CounterCell { counter, timestamp }),
             ..Row::default()
         };
         let mut p = Partition::default();

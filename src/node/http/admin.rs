@@ -112,7 +112,7 @@ pub async fn repair(node: &Arc<Node>) -> usize {
     }
     let mine = {
         let now = node.now();
-        node.store().dump(now)
+        node.data().store().dump(now)
     };
     for peer in &reached {
         if let Err(e) = node
@@ -156,11 +156,11 @@ async fn set_config(
 
 async fn oracle(State(node): Shared) -> Json<Value> {
     let now = node.now();
-    let mut oracle = node.store().oracle(now);
+    let mut oracle = node.data().store().oracle(now);
     let mode = node.settings().mode;
     // Each counter's value as a read served from this node alone would see it.
     let values: std::collections::BTreeMap<String, Option<i64>> = match mode {
-        Mode::Ravendb => (node.raven().counters().iter())
+        Mode::Ravendb => (node.raven().store().counters().iter())
             .map(|(key, counter)| (key.clone(), counter.value()))
             .collect(),
         Mode::Cassandra => (oracle["counters"].as_object().into_iter())
@@ -170,6 +170,6 @@ async fn oracle(State(node): Shared) -> Json<Value> {
     };
     oracle["mode"] = json!(mode);
     oracle["values"] = json!(values);
-    oracle["raven"] = json!(node.raven().counters());
+    oracle["raven"] = json!(node.raven().store().counters());
     Json(oracle)
 }

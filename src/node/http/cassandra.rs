@@ -1,26 +1,27 @@
 //! The data plane in Cassandra mode: the node a client reached coordinates. It checks up front
-//! that the consistency level can be met, has a replica lead each increment, sends deletes to
-//! every replica, and merges and repairs the replicas a read contacts.
+//! that the consistency level can be met, stamps each write, has a random live replica lead
+//! each increment, sends deletes to every replica, and reads from as many replicas as the
+//! level needs, merging and repairing the ones it contacted.
 
 use super::errors::ApiError;
 use super::leader::lead_increment;
-use super::messages::{LeadRequest, ReplicaRead};
+use super::messages::LeadRequest;
 use super::peers::{gather, PeerError};
+use super::plan::plan;
+use super::read::coordinate_read;
 use super::request::{body, cell_scope, key_of, partition_of, query_of, Shared};
 use super::state::Node;
 use crate::api::{
     Ack, AddRequest, AddResponse, ClQuery, ConsistencyLevel, DeleteScope, ReadResponse,
     ScanResponse,
 };
-use crate::node::core::cells::{Partition, Table};
-use crate::node::core::ring;
-use crate::node::core::store::{merge_versions, tombstone};
+use crate::node::core::cells::Table;
+use crate::node::core::store::tombstone;
 use axum::extract::rejection::{JsonRejection, QueryRejection};
 use axum::extract::{Path, Query, State};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use std::sync::Arc;
-use tokio::sync::mpsc;
 use tokio::time::Instant;
 
 /// The `/v1/counters/...` routes.
@@ -34,22 +35,6 @@ pub fn routes() -> Router<Arc<Node>> {
             "/v1/counters/{partition}",
             get(scan).delete(delete_partition),
         )
-}
-
-/// The replicas of a partition and how many of them `cl` needs; 503 when the failure
-/// detector says fewer are alive (nothing is sent then).
-fn plan(
-    node: &Node,
-    partition: &str,
-    cl: ConsistencyLevel,
-) -> Result<(Vec<String>, usize), ApiError> {
-    let replicas = ring::replicas(&node.peers.cluster(), partition, node.settings().rf);
-    let block_for = cl.block_for(replicas.len());
-    let alive = replicas.iter().filter(|r| node.peers.alive(r)).count();
-    if alive < block_for {
-        return Err(ApiError::Unavailable { alive, block_for });
-    }
-    Ok((replicas, block_for))
 }
 
 async fn add(
@@ -67,22 +52,34 @@ async fn add(
         cell,
         delta: request.delta,
         cl,
+        timestamp: node.now(),
     };
-    if replicas.contains(&node.id) {
+    // The leader: a random live replica, as Cassandra's `findSuitableReplica` picks one in
+    // the local data centre (this node too, when it is one).
+    let alive: Vec<&String> = replicas.iter().filter(|r| node.peers.alive(r)).collect();
+    let leader = *node.pick(&alive).ok_or(ApiError::Unavailable {
+        alive: 0,
+        block_for,
+    })?;
+    if *leader == node.id {
         return lead_increment(&node, lead).await.map(Json);
     }
-    let alive: Vec<&String> = replicas.iter().filter(|r| node.peers.alive(r)).collect();
-    let leader = alive[rand::random::<u32>() as usize % alive.len()];
-    match node
-        .peers
-        .call::<_, AddResponse>(leader, "/internal/lead", Some(&lead))
-        .await
-    {
-        Ok(answer) => Ok(Json(answer)),
-        Err(PeerError::Status { status, body, .. }) => {
+    // Forwarded in a task of its own, so that a slow link still delivers it after the
+    // coordinator stopped waiting, at the write timeout.
+    let forward = {
+        let (node, leader) = (node.clone(), leader.clone());
+        tokio::spawn(async move {
+            node.peers
+                .call::<_, AddResponse>(&leader, "/internal/lead", Some(&lead))
+                .await
+        })
+    };
+    match tokio::time::timeout(settings.write_timeout(), forward).await {
+        Ok(Ok(Ok(answer))) => Ok(Json(answer)),
+        Ok(Ok(Err(PeerError::Status { status, body, .. }))) => {
             Err(ApiError::from_peer(status, &body, block_for))
         }
-        Err(_) => Err(ApiError::WriteTimeout {
+        _ => Err(ApiError::WriteTimeout {
             received: 0,
             block_for,
         }),
@@ -191,133 +188,4 @@ async fn scan(
         node: node.id.clone(),
         warnings,
     }))
-}
-
-/// The path of an internal read of a partition (or one cell of it), percent-encoded.
-pub(super) fn internal_read_path(partition: &str, cell: Option<&str>) -> String {
-    let mut url =
-        reqwest::Url::parse("http://node/").unwrap_or_else(|_| unreachable!("a static URL parses"));
-    if let Ok(mut segments) = url.path_segments_mut() {
-        segments
-            .pop_if_empty()
-            .extend(["internal", "read", partition]);
-    }
-    if let Some(cell) = cell {
-        url.query_pairs_mut().append_pair("cell", cell);
-    }
-    match url.query() {
-        Some(q) => format!("{}?{q}", url.path()),
-        None => url.path().to_string(),
-    }
-}
-
-/// Reads from the replicas until as many as `cl` needs answered (this node's own version
-/// first when it is one), merges their versions, and repairs those that were behind before
-/// answering (not at ONE). Returns the merged version, the most tombstones a replica scanned, and warnings.
-async fn coordinate_read(
-    node: &Arc<Node>,
-    partition: &str,
-    cell: Option<&str>,
-    cl: Option<ConsistencyLevel>,
-) -> Result<(Partition, u64, Vec<String>), ApiError> {
-    let settings = node.settings();
-    let cl = cl.unwrap_or(settings.default_read_cl);
-    let (replicas, block_for) = plan(node, partition, cl)?;
-    let deadline = Instant::now() + settings.read_timeout();
-    let mut contacted: Vec<String> = replicas
-        .iter()
-        .filter(|r| **r == node.id)
-        .cloned()
-        .collect();
-    contacted.extend(
-        replicas
-            .iter()
-            .filter(|r| **r != node.id && node.peers.alive(r))
-            .cloned(),
-    );
-    let (tx, rx) = mpsc::channel(contacted.len().max(1));
-    for replica in &contacted {
-        let (tx, node, replica) = (tx.clone(), node.clone(), replica.clone());
-        let path = internal_read_path(partition, cell);
-        let (partition, cell) = (partition.to_string(), cell.map(str::to_string));
-        tokio::spawn(async move {
-            let answer = if replica == node.id {
-                node.replica_read(&partition, cell.as_deref())
-            } else {
-                node.peers
-                    .call::<(), ReplicaRead>(&replica, &path, None)
-                    .await
-                    .map_err(|e| match e {
-                        PeerError::Status { status, body, .. } => {
-                            ApiError::from_peer(status, &body, 0)
-                        }
-                        other => ApiError::Internal(other.to_string()),
-                    })
-            };
-            let _ = tx.send((replica, answer)).await;
-        });
-    }
-    drop(tx);
-    // Every replica thought alive is asked (a speculative read); the first `block_for`
-    // versions answer the read.
-    let mut rx = rx;
-    let mut versions: Vec<(String, ReplicaRead)> = Vec::new();
-    while versions.len() < block_for {
-        match tokio::time::timeout_at(deadline, rx.recv()).await {
-            Ok(Some((replica, Ok(read)))) => versions.push((replica, read)),
-            Ok(Some((_, Err(e @ ApiError::TombstoneOverwhelming { .. })))) => return Err(e),
-            Ok(Some((_, Err(_)))) => {}
-            Ok(None) | Err(_) => break,
-        }
-    }
-    if versions.len() < block_for {
-        return Err(ApiError::ReadTimeout {
-            received: versions.len(),
-            block_for,
-        });
-    }
-    let merged = merge_versions(versions.iter().map(|(_, r)| &r.partition));
-    let tombstones = versions
-        .iter()
-        .map(|(_, r)| r.tombstones)
-        .max()
-        .unwrap_or(0);
-    if cl != ConsistencyLevel::One {
-        repair_stale(node, partition, &merged, &versions, deadline).await;
-    }
-    let mut warnings = Vec::new();
-    if tombstones > settings.tombstone_warn_threshold {
-        warnings.push(format!(
-            "read {tombstones} tombstones, over the warn threshold of {}",
-            settings.tombstone_warn_threshold
-        ));
-        tracing::warn!(partition, tombstones, "tombstone warn threshold exceeded");
-    }
-    Ok((merged, tombstones, warnings))
-}
-
-/// Blocking read repair: sends the merged version to every contacted replica that differed.
-async fn repair_stale(
-    node: &Arc<Node>,
-    partition: &str,
-    merged: &Partition,
-    versions: &[(String, ReplicaRead)],
-    deadline: Instant,
-) {
-    let fragment = Table::single(partition, merged.clone());
-    let stale: Vec<String> = versions
-        .iter()
-        .filter(|(_, r)| r.partition != *merged)
-        .map(|(replica, _)| replica.clone())
-        .collect();
-    let remote: Vec<String> = stale.iter().filter(|r| **r != node.id).cloned().collect();
-    if stale.len() > remote.len() {
-        if let Err(e) = node.apply_local(&fragment) {
-            tracing::warn!(error = %e, "local read repair failed");
-        }
-    }
-    let acks = node
-        .peers
-        .broadcast::<Table, Ack>(&remote, "/internal/apply", &fragment);
-    gather(acks, remote.len(), deadline).await;
 }

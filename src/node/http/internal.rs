@@ -51,14 +51,25 @@ async fn read(
 
 async fn dump(State(node): Shared) -> Json<Table> {
     let now = node.now();
-    Json(node.store().dump(now))
+    Json(node.data().store().dump(now))
 }
 
 async fn raven(
     State(node): Shared,
-    write: Result<Json<RavenWrite>, JsonRejection>,
+    writes: Result<Json<Vec<RavenWrite>>, JsonRejection>,
 ) -> Result<Json<Ack>, ApiError> {
-    let write = body(write)?;
-    node.raven().merge(&write.key, &write.counter);
+    let writes = body(writes)?;
+    let mut changed = false;
+    {
+        let mut raven = node.raven();
+        for write in &writes {
+            changed |= raven
+                .merge(&write.key, &write.counter)
+                .map_err(|e| ApiError::Internal(format!("journal: {e}")))?;
+        }
+    }
+    if changed {
+        node.replication.notify_waiters();
+    }
     Ok(Json(Ack {}))
 }

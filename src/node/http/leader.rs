@@ -28,7 +28,7 @@ pub async fn lead_increment(node: &Arc<Node>, lead: LeadRequest) -> Result<AddRe
                 received: 0,
                 block_for,
             })?;
-        node.lead_local(&lead.partition, &lead.cell, lead.delta)?
+        node.lead_local(&lead.partition, &lead.cell, lead.delta, lead.timestamp)?
     };
     let others: Vec<String> = replicas.into_iter().filter(|r| *r != node.id).collect();
     let acks = node

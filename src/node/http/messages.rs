@@ -16,6 +16,9 @@ pub struct LeadRequest {
     pub delta: i64,
     /// The consistency level the leader waits for.
     pub cl: ConsistencyLevel,
+    /// The coordinator's timestamp of the write, µs: the cell's timestamp, which decides it
+    /// against row and partition deletions.
+    pub timestamp: u64,
 }
 
 /// `GET /internal/read/{partition}`: one replica's version of a partition (or of one cell).
@@ -27,7 +30,7 @@ pub struct ReplicaRead {
     pub tombstones: u64,
 }
 
-/// A RavenDB counter's whole state, replicated.
+/// A RavenDB counter's whole state, replicated (`POST /internal/raven` takes a list).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RavenWrite {
     /// `partition/cell`.

@@ -1,6 +1,6 @@
 //! The data plane in RavenDB mode: every node owns its portion; an increment or a delete
-//! changes this node's state and is replicated to the others in the background; reads are
-//! local. Replicas merge with RavenDB's rules (a concurrent increment beats a delete).
+//! changes this node's state and is replicated to the others in the background (see
+//! `replication.rs`); reads are local. Replicas merge with RavenDB's rules (a concurrent increment beats a delete).
 
 use super::errors::ApiError;
 use super::messages::RavenWrite;
@@ -79,21 +79,17 @@ async fn scan_route(
     Ok(Json(scan(&node, &partition)))
 }
 
-/// Sends a counter's state to every peer without waiting (asynchronous replication).
-fn replicate(node: &Arc<Node>, key: String, counter: RavenCounter) {
-    let peers: Vec<String> = node.peers.addrs().into_keys().collect();
-    drop(node.peers.broadcast::<RavenWrite, Ack>(
-        &peers,
-        "/internal/raven",
-        &RavenWrite { key, counter },
-    ));
+/// A write the journal did not take: not acknowledged.
+fn journal_error(e: std::io::Error) -> ApiError {
+    ApiError::Internal(format!("journal: {e}"))
 }
 
 /// An increment of this node's portion.
 fn add(node: &Arc<Node>, key: &CounterKey, delta: i64) -> Result<AddResponse, ApiError> {
-    let key = key.to_string();
-    let state = node.raven().increment(&key, delta);
-    replicate(node, key, state);
+    node.raven()
+        .increment(&key.to_string(), delta)
+        .map_err(journal_error)?;
+    node.replication.notify_waiters();
     Ok(AddResponse {
         node: node.id.clone(),
     })
@@ -106,6 +102,7 @@ fn delete(node: &Arc<Node>, partition: &str, cell: Option<&str>) -> Result<AddRe
         None => {
             let prefix = format!("{partition}/");
             node.raven()
+                .store()
                 .counters()
                 .keys()
                 .filter(|k| k.starts_with(&prefix))
@@ -114,9 +111,9 @@ fn delete(node: &Arc<Node>, partition: &str, cell: Option<&str>) -> Result<AddRe
         }
     };
     for key in keys {
-        let state = node.raven().delete(&key);
-        replicate(node, key, state);
+        node.raven().delete(&key).map_err(journal_error)?;
     }
+    node.replication.notify_waiters();
     Ok(AddResponse {
         node: node.id.clone(),
     })
@@ -126,6 +123,7 @@ fn delete(node: &Arc<Node>, partition: &str, cell: Option<&str>) -> Result<AddRe
 fn read(node: &Arc<Node>, key: &CounterKey) -> ReadResponse {
     let value = node
         .raven()
+        .store()
         .get(&key.to_string())
         .and_then(RavenCounter::value);
     ReadResponse {
@@ -141,6 +139,7 @@ fn scan(node: &Arc<Node>, partition: &str) -> ScanResponse {
     let prefix = format!("{partition}/");
     let cells = node
         .raven()
+        .store()
         .counters()
         .iter()
         .filter_map(|(k, c)| Some((k.strip_prefix(&prefix)?.to_string(), c.value()?)))
@@ -153,22 +152,19 @@ fn scan(node: &Arc<Node>, partition: &str) -> ScanResponse {
     }
 }
 
-/// Catch-up: sends every counter's state to every peer (RavenDB's replication, for links
-/// that dropped messages). Returns the peers it went to.
+/// Catch-up (on repair): sends every counter's state to every live peer at once, besides
+/// what the replication loops send. Returns the peers it went to.
 pub async fn catch_up(node: &Arc<Node>) -> usize {
-    let counters = node.raven().counters().clone();
+    let batch: Vec<RavenWrite> = (node.raven().store().counters().iter())
+        .map(|(key, counter)| RavenWrite {
+            key: key.clone(),
+            counter: counter.clone(),
+        })
+        .collect();
     let peers = node.peers.live_peers();
-    for (key, counter) in counters {
-        let write = RavenWrite { key, counter };
-        let acks = node
-            .peers
-            .broadcast::<RavenWrite, Ack>(&peers, "/internal/raven", &write);
-        gather(
-            acks,
-            peers.len(),
-            tokio::time::Instant::now() + node.settings().write_timeout(),
-        )
-        .await;
-    }
-    peers.len()
+    let acks = node
+        .peers
+        .broadcast::<Vec<RavenWrite>, Ack>(&peers, "/internal/raven", &batch);
+    let deadline = tokio::time::Instant::now() + node.settings().write_timeout();
+    gather(acks, peers.len(), deadline).await.len()
 }

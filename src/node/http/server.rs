@@ -3,13 +3,16 @@
 //! schedules, and the watch that exits when the starting process is gone).
 
 use super::admin;
+use super::replication;
 use super::router::router;
 use super::state::{Node, NodeParts};
 use super::transport::HttpTransport;
-use crate::api::{ClusterSettings, CommitlogSync, Listening};
+use crate::api::{ClusterSettings, CommitlogSync, Listening, Mode};
 use crate::node::core::clock::SystemClock;
-use crate::node::core::commitlog::CommitLog;
-use crate::node::core::store::{Store, StoreSettings};
+use crate::node::core::commitlog::MARK_INTERVAL;
+use crate::node::core::durable::Durable;
+use crate::node::core::raven_journal::RavenDurable;
+use crate::node::core::store::StoreSettings;
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -31,6 +34,8 @@ pub struct NodeConfig {
     pub data_dir: PathBuf,
     /// Exit when the process that started this node goes away.
     pub exit_with_parent: bool,
+    /// Seeds the node's random choices.
+    pub seed: u64,
 }
 
 /// Binds, recovers the data folder, prints the [`Listening`] line, and serves until
@@ -38,15 +43,12 @@ pub struct NodeConfig {
 pub async fn serve(config: NodeConfig) -> std::io::Result<()> {
     let listener = tokio::net::TcpListener::bind(config.listen).await?;
     let addr = listener.local_addr()?;
-    let (log, recovered) = CommitLog::open(&config.data_dir, config.settings.commitlog_sync)?;
-    let replayed = recovered.log.len();
-    let segments = recovered.segments.len();
-    let store = Store::recover(
+    let (data, recovery) = Durable::open(
         &config.id,
         StoreSettings::of(&config.settings),
-        recovered.segments,
-        &recovered.log,
-    );
+        config.settings.commitlog_sync,
+        &config.data_dir,
+    )?;
     let timeout = config
         .settings
         .write_timeout()
@@ -54,20 +56,23 @@ pub async fn serve(config: NodeConfig) -> std::io::Result<()> {
     let node = Arc::new(Node::new(NodeParts {
         id: config.id.clone(),
         settings: config.settings.clone(),
-        store,
-        log,
-        segments,
+        data,
+        raven: RavenDurable::open(&config.id, &config.data_dir)?,
         peers: config.peers.clone(),
         transport: Arc::new(HttpTransport::new(timeout)),
         clock: Arc::new(SystemClock),
+        seed: config.seed,
     }));
     let line = Listening {
         id: config.id.clone(),
         addr: addr.to_string(),
     };
     println!("{}", serde_json::to_string(&line).unwrap_or_default());
-    tracing::info!(id = %config.id, %addr, segments, replayed, mode = ?config.settings.mode, "node listening");
+    tracing::info!(id = %config.id, %addr, segments = recovery.segments, replayed = recovery.replayed, mode = ?config.settings.mode, "node listening");
     spawn_background(node.clone(), config.exit_with_parent);
+    if config.settings.mode == Mode::Ravendb {
+        replication::spawn(node.clone());
+    }
     let app = router(node).into_make_service_with_connect_info::<SocketAddr>();
     axum::serve(listener, app)
         .with_graceful_shutdown(shutdown_signal())
@@ -97,13 +102,19 @@ fn spawn_background(node: Arc<Node>, exit_with_parent: bool) {
     };
     let sync_node = node.clone();
     tokio::spawn(async move {
+        let mut last_sync = tokio::time::Instant::now();
         loop {
-            let period = match sync_node.settings().commitlog_sync {
-                CommitlogSync::Periodic(ms) => ms,
-                _ => 100,
+            tokio::time::sleep(MARK_INTERVAL).await;
+            let CommitlogSync::Periodic(ms) = sync_node.settings().commitlog_sync else {
+                continue;
             };
-            tokio::time::sleep(Duration::from_millis(period)).await;
-            sync_node.sync_log();
+            if last_sync.elapsed() >= Duration::from_millis(ms) {
+                last_sync = tokio::time::Instant::now();
+                let node = sync_node.clone();
+                let _ = tokio::task::spawn_blocking(move || node.sync_log()).await;
+            } else {
+                sync_node.mark_log();
+            }
         }
     });
     every(

@@ -8,12 +8,14 @@ use super::transport::Transport;
 use crate::api::{ClusterSettings, Faults};
 use crate::node::core::cells::Table;
 use crate::node::core::clock::{self, Clock};
-use crate::node::core::commitlog::CommitLog;
-use crate::node::core::raven::RavenStore;
+use crate::node::core::durable::Durable;
+use crate::node::core::raven_journal::RavenDurable;
 use crate::node::core::ring;
-use crate::node::core::store::{Store, StoreSettings};
+use crate::node::core::store::StoreSettings;
+use rand::rngs::StdRng;
+use rand::seq::SliceRandom;
+use rand::SeedableRng;
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 
 /// What a node's state is made of.
@@ -22,18 +24,18 @@ pub struct NodeParts {
     pub id: String,
     /// The cluster's settings.
     pub settings: ClusterSettings,
-    /// The store, recovered from the data folder.
-    pub store: Store,
-    /// The commit log, opened for appending.
-    pub log: CommitLog,
-    /// How many segments the data folder held.
-    pub segments: usize,
+    /// The store and its commit log, recovered from the data folder.
+    pub data: Durable,
+    /// The RavenDB-mode store and its journal, recovered from the data folder.
+    pub raven: RavenDurable,
     /// The other nodes by id, as `host:port`.
     pub peers: BTreeMap<String, String>,
     /// How messages reach the peers.
     pub transport: Arc<dyn Transport>,
     /// Where the time comes from.
     pub clock: Arc<dyn Clock>,
+    /// Seeds the node's random choices (the leader of an increment).
+    pub seed: u64,
 }
 
 /// Striped counter locks, as Cassandra's `concurrent_counter_writes` × 1024.
@@ -43,14 +45,15 @@ const STRIPES: usize = 1024;
 pub struct Node {
     pub(super) id: String,
     settings: RwLock<ClusterSettings>,
-    store: Mutex<Store>,
-    raven: Mutex<RavenStore>,
-    log: Mutex<CommitLog>,
+    data: Mutex<Durable>,
+    raven: Mutex<RavenDurable>,
+    rng: Mutex<StdRng>,
     pub(super) peers: Arc<Peers>,
     pub(super) faults: Arc<RwLock<Faults>>,
+    /// Wakes the RavenDB replication loops when something changed.
+    pub(super) replication: tokio::sync::Notify,
     clock: Arc<dyn Clock>,
     stripes: Vec<tokio::sync::Mutex<()>>,
-    segments: AtomicUsize,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -74,15 +77,15 @@ impl Node {
             parts.transport,
         );
         Node {
-            raven: Mutex::new(RavenStore::new(&parts.id)),
+            raven: Mutex::new(parts.raven),
             id: parts.id,
             peers: Arc::new(peers),
             faults,
+            replication: tokio::sync::Notify::new(),
             clock: parts.clock,
-            store: Mutex::new(parts.store),
-            log: Mutex::new(parts.log),
+            data: Mutex::new(parts.data),
+            rng: Mutex::new(StdRng::seed_from_u64(parts.seed)),
             stripes: (0..STRIPES).map(|_| tokio::sync::Mutex::new(())).collect(),
-            segments: AtomicUsize::new(parts.segments + 1),
             settings: RwLock::new(parts.settings),
         }
     }
@@ -111,18 +114,28 @@ impl Node {
 
     /// Changes the settings at run time.
     pub(super) fn set_settings(&self, settings: ClusterSettings) {
-        self.store().set_settings(StoreSettings::of(&settings));
+        self.data().set_settings(StoreSettings::of(&settings));
         *self.settings.write().unwrap_or_else(|e| e.into_inner()) = settings;
     }
 
-    /// The Cassandra-mode store.
-    pub(super) fn store(&self) -> MutexGuard<'_, Store> {
-        lock(&self.store)
+    /// The Cassandra-mode store and its commit log.
+    pub(super) fn data(&self) -> MutexGuard<'_, Durable> {
+        lock(&self.data)
     }
 
-    /// The RavenDB-mode store.
-    pub(super) fn raven(&self) -> MutexGuard<'_, RavenStore> {
+    /// The RavenDB-mode store and its journal.
+    pub(super) fn raven(&self) -> MutexGuard<'_, RavenDurable> {
         lock(&self.raven)
+    }
+
+    /// One of `choices`, picked by the node's seeded source; `None` when there are none.
+    pub(super) fn pick<'a, T>(&self, choices: &'a [T]) -> Option<&'a T> {
+        choices.choose(&mut *lock(&self.rng))
+    }
+
+    /// `items` in an order drawn from the node's seeded source.
+    pub(super) fn shuffle<T>(&self, items: &mut [T]) {
+        items.shuffle(&mut *lock(&self.rng));
     }
 
     /// The lock stripe of one counter.
@@ -130,54 +143,50 @@ impl Node {
         &self.stripes[ring::token(key) as usize % STRIPES]
     }
 
-    /// Logs a write, then applies it: a write is never acknowledged before it is logged.
+    /// Logs a write and applies it, in one step: a write is never acknowledged before it is
+    /// logged, and no flush falls between the two.
     pub(super) fn apply_local(&self, fragment: &Table) -> Result<(), ApiError> {
-        lock(&self.log)
-            .append(fragment)
-            .map_err(|e| ApiError::Internal(format!("commit log: {e}")))?;
-        self.store().apply(fragment);
-        Ok(())
+        self.data()
+            .apply(fragment)
+            .map_err(|e| ApiError::Internal(format!("commit log: {e}")))
     }
 
-    /// Leads an increment locally: logged and applied under the store lock.
+    /// Leads an increment locally: this node's clock for the shard, the coordinator's
+    /// `timestamp` for the cell; logged and applied in one step.
     pub(super) fn lead_local(
         &self,
         partition: &str,
         cell: &str,
         delta: i64,
+        timestamp: u64,
     ) -> Result<Table, ApiError> {
         let now = self.now();
-        let fragment = self.store().lead_add(partition, cell, delta, now);
-        lock(&self.log)
-            .append(&fragment)
-            .map_err(|e| ApiError::Internal(format!("commit log: {e}")))?;
-        Ok(fragment)
+        self.data()
+            .lead_add(partition, cell, delta, now, timestamp)
+            .map_err(|e| ApiError::Internal(format!("commit log: {e}")))
     }
 
     /// Flushes the memtable into a segment on disk; returns whether there was anything.
     pub(super) fn flush(&self) -> std::io::Result<bool> {
-        let mut store = self.store();
-        let Some(segment) = store.flush() else {
-            return Ok(false);
-        };
-        let number = self.segments.fetch_add(1, Ordering::Relaxed);
-        lock(&self.log).flushed(&segment, number)?;
-        Ok(true)
+        self.data().flush()
     }
 
     /// Flushes, then compacts every segment into one; returns the tombstones purged.
     pub(super) fn compact(&self) -> std::io::Result<usize> {
-        self.flush()?;
         let now = self.now();
-        let mut store = self.store();
-        let (segment, purged) = store.compact(now);
-        lock(&self.log).compacted(&segment)?;
-        Ok(purged)
+        self.data().compact(now)
     }
 
-    /// Syncs what periodic commit log mode holds.
+    /// Moves the commit log's replay marker (periodic mode).
+    pub(super) fn mark_log(&self) {
+        if let Err(e) = self.data().mark() {
+            tracing::error!(error = %e, "commit log mark failed");
+        }
+    }
+
+    /// Syncs the commit log to the disk.
     pub(super) fn sync_log(&self) {
-        if let Err(e) = lock(&self.log).sync() {
+        if let Err(e) = self.data().sync() {
             tracing::error!(error = %e, "commit log sync failed");
         }
     }
@@ -190,7 +199,7 @@ impl Node {
     ) -> Result<ReplicaRead, ApiError> {
         let now = self.now();
         let threshold = self.settings().tombstone_failure_threshold;
-        let scanned = self.store().read(partition, cell, now);
+        let scanned = self.data().store().read(partition, cell, now);
         if scanned.tombstones > threshold {
             tracing::warn!(
                 partition,

@@ -10,6 +10,7 @@ pub fn colour(kind: &str) -> RGBColor {
     match kind {
         "partition" => RGBColor(148, 103, 189),
         "kill" => RGBColor(140, 86, 75),
+        "power-loss" => RGBColor(214, 39, 40),
         "pause" => RGBColor(31, 119, 180),
         "clock-offset" | "clock" => RGBColor(188, 189, 34),
         "slow" => RGBColor(23, 190, 207),

@@ -1,0 +1,65 @@
+//! RavenDB-mode replication: for every peer, a loop that sends, oldest first, each counter
+//! changed since the last change that peer acknowledged, and after a failure tries again, so
+//! replicas catch up by themselves once a partition heals, as RavenDB's replication resumes
+//! from the last acknowledged etag after reconnecting. Changes that came in by replication
+//! and changed this node are passed on too.
+
+use super::messages::RavenWrite;
+use super::state::Node;
+use crate::api::Ack;
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// How many changed counters one replication message carries at most.
+const BATCH: usize = 512;
+/// How long a replication loop sleeps when it has nothing to send, or after a failure.
+const IDLE: Duration = Duration::from_millis(100);
+
+/// Starts a replication loop for each peer, now and whenever new peers are introduced.
+pub fn spawn(node: Arc<Node>) {
+    tokio::spawn(async move {
+        let mut running: HashSet<String> = HashSet::new();
+        loop {
+            for peer in node.peers.addrs().into_keys() {
+                if running.insert(peer.clone()) {
+                    tokio::spawn(replicate_to(node.clone(), peer));
+                }
+            }
+            tokio::time::sleep(IDLE).await;
+        }
+    });
+}
+
+/// Sends `peer` every change it has not acknowledged, in order, for as long as it is a peer.
+async fn replicate_to(node: Arc<Node>, peer: String) {
+    let mut acknowledged = 0;
+    while node.peers.addrs().contains_key(&peer) {
+        let changes = node.raven().store().changes_after(acknowledged, BATCH);
+        let Some(last) = changes.last().map(|c| c.number) else {
+            tokio::select! {
+                _ = node.replication.notified() => {}
+                _ = tokio::time::sleep(IDLE) => {}
+            }
+            continue;
+        };
+        let batch: Vec<RavenWrite> = changes
+            .into_iter()
+            .map(|c| RavenWrite {
+                key: c.key,
+                counter: c.counter,
+            })
+            .collect();
+        match node
+            .peers
+            .call::<_, Ack>(&peer, "/internal/raven", Some(&batch))
+            .await
+        {
+            Ok(_) => acknowledged = last,
+            Err(e) => {
+                tracing::debug!(%peer, error = %e, "replication failed; trying again");
+                tokio::time::sleep(IDLE).await;
+            }
+        }
+    }
+}
