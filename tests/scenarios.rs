@@ -533,7 +533,7 @@ async fn a_read_asks_a_spare_replica_when_the_first_is_slow() {
         Some(json!({"delay_ms": {"n2": 1_000}})),
     )
     .await;
-    for _ in 0..8 {
+    for _ in 0..16 {
         assert_eq!(h.value("n1", "views/home", "QUORUM").await, Some(1));
     }
 }

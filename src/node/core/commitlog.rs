@@ -34,6 +34,8 @@ pub struct CommitLog {
     marked: u64,
     /// Bytes on the disk: what a power loss leaves.
     synced: u64,
+    /// The number the next segment file gets (above every number on disk).
+    next_segment: usize,
     dir: PathBuf,
 }
 
@@ -95,11 +97,9 @@ impl CommitLog {
         std::fs::create_dir_all(segment_dir(dir))?;
         let on_disk = std::fs::metadata(log_path(dir)).map_or(0, |m| m.len());
         let (marked, synced) = read_marker(dir).unwrap_or((on_disk, on_disk));
-        let marked = marked.min(on_disk);
-        let recovered = Recovered {
-            segments: read_segments(dir)?,
-            log: read_log(&log_path(dir), marked)?,
-        };
+        let (log, marked) = read_log(&log_path(dir), marked.min(on_disk))?;
+        let (segments, next_segment) = read_segments(dir)?;
+        let recovered = Recovered { segments, log };
         let mut log = CommitLog {
             file: None,
             marker: None,
@@ -107,6 +107,7 @@ impl CommitLog {
             written: marked,
             marked,
             synced: synced.min(marked),
+            next_segment,
             dir: dir.to_path_buf(),
         };
         if sync != CommitlogSync::Off {
@@ -169,13 +170,22 @@ impl CommitLog {
         Ok(())
     }
 
-    /// Writes a flushed memtable as the next segment and empties the log.
-    pub fn flushed(&mut self, segment: &Table, number: usize) -> std::io::Result<()> {
-        let path = segment_dir(&self.dir).join(format!("{number:06}.json"));
+    /// Writes `segment` as the next segment file (whole, synced, then renamed into place);
+    /// returns its path.
+    fn write_segment(&mut self, segment: &Table, suffix: &str) -> std::io::Result<PathBuf> {
+        let number = self.next_segment;
+        self.next_segment += 1;
+        let path = segment_dir(&self.dir).join(format!("{number:06}{suffix}.json"));
         let temp = path.with_extension("tmp");
         std::fs::write(&temp, serde_json::to_vec(segment)?)?;
         File::open(&temp)?.sync_all()?;
         std::fs::rename(&temp, &path)?;
+        Ok(path)
+    }
+
+    /// Writes a flushed memtable as the next segment and empties the log.
+    pub fn flushed(&mut self, segment: &Table) -> std::io::Result<()> {
+        self.write_segment(segment, "")?;
         if let (Some(file), Some(marker)) = (&self.file, &self.marker) {
             file.set_len(0)?;
             (self.written, self.marked, self.synced) = (0, 0, 0);
@@ -186,14 +196,11 @@ impl CommitLog {
 
     /// Replaces every segment file with one compacted segment.
     pub fn compacted(&mut self, segment: &Table) -> std::io::Result<()> {
-        let dir = segment_dir(&self.dir);
-        let old: Vec<PathBuf> = std::fs::read_dir(&dir)?
+        let old: Vec<PathBuf> = std::fs::read_dir(segment_dir(&self.dir))?
             .flatten()
             .map(|e| e.path())
             .collect();
-        let number = old.len();
-        let path = dir.join(format!("{number:06}-compacted.json"));
-        std::fs::write(&path, serde_json::to_vec(segment)?)?;
+        let path = self.write_segment(segment, "-compacted")?;
         for p in old.into_iter().filter(|p| *p != path) {
             std::fs::remove_file(p)?;
         }
@@ -201,14 +208,23 @@ impl CommitLog {
     }
 }
 
-fn read_segments(dir: &Path) -> std::io::Result<Vec<Table>> {
+/// The flushed segments, oldest first, and the number above every segment file's.
+fn read_segments(dir: &Path) -> std::io::Result<(Vec<Table>, usize)> {
     let mut paths: Vec<PathBuf> = std::fs::read_dir(segment_dir(dir))?
         .flatten()
         .map(|e| e.path())
         .filter(|p| p.extension().is_some_and(|e| e == "json"))
         .collect();
     paths.sort();
-    paths
+    let next = paths
+        .iter()
+        .filter_map(|p| {
+            let name = p.file_name()?.to_str()?;
+            name.get(..6)?.parse::<usize>().ok()
+        })
+        .max()
+        .map_or(1, |n| n + 1);
+    let segments = paths
         .iter()
         .map(|p| {
             let text = std::fs::read(p)?;
@@ -219,22 +235,28 @@ fn read_segments(dir: &Path) -> std::io::Result<Vec<Table>> {
                 )
             })
         })
-        .collect()
+        .collect::<std::io::Result<Vec<Table>>>()?;
+    Ok((segments, next))
 }
 
-/// Reads the first `marked` bytes of the log; a torn last line is dropped.
-fn read_log(path: &Path, marked: u64) -> std::io::Result<Vec<Table>> {
+/// Reads the first `marked` bytes of the log, up to a torn line if there is one; returns
+/// the entries and the bytes they take (where the next entry goes).
+fn read_log(path: &Path, marked: u64) -> std::io::Result<(Vec<Table>, u64)> {
     let Ok(file) = File::open(path) else {
-        return Ok(Vec::new());
+        return Ok((Vec::new(), 0));
     };
-    let mut out = Vec::new();
-    for line in BufReader::new(file.take(marked)).lines() {
-        match serde_json::from_str::<Table>(&line?) {
-            Ok(table) => out.push(table),
-            Err(_) => break,
+    let (mut out, mut length) = (Vec::new(), 0);
+    let mut reader = BufReader::new(file.take(marked));
+    let mut line = String::new();
+    while reader.read_line(&mut line)? > 0 {
+        match serde_json::from_str::<Table>(&line) {
+            Ok(table) if line.ends_with('\n') => out.push(table),
+            _ => break,
         }
+        length += line.len() as u64;
+        line.clear();
     }
-    Ok(out)
+    Ok((out, length))
 }
 
 #[cfg(test)]
@@ -292,16 +314,34 @@ mod tests {
         log.append(&write).expect("append"); // unmarked when the process dies
         drop(log);
         let (mut log, recovered) = CommitLog::open(dir.path(), periodic).expect("reopen");
-        assert_eq!(recovered.log.len(), 1);
-        log.append(&write).expect("append");
+        assert_eq!(recovered.log, std::slice::from_ref(&write));
+        let later = tombstone(DeleteScope::Column, "q", Some("d"), 99);
+        log.append(&later).expect("append");
         log.mark().expect("mark");
         drop(log);
         let (_, recovered) = CommitLog::open(dir.path(), periodic).expect("reopen");
         assert_eq!(
-            recovered.log.len(),
-            2,
-            "the dropped tail left no garbage behind"
+            recovered.log,
+            [write, later],
+            "the dropped tail left nothing behind"
         );
+    }
+
+    #[test]
+    fn a_torn_line_in_a_log_without_a_marker_is_cut_off_before_new_writes() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let write = tombstone(DeleteScope::Row, "p", Some("c"), 10);
+        let mut text = serde_json::to_vec(&write).expect("JSON");
+        text.extend_from_slice(b"\n{\"partit");
+        std::fs::create_dir_all(dir.path()).expect("dir");
+        std::fs::write(log_path(dir.path()), text).expect("a log from before markers");
+        let (mut log, recovered) = CommitLog::open(dir.path(), CommitlogSync::Batch).expect("open");
+        assert_eq!(recovered.log, std::slice::from_ref(&write));
+        let later = tombstone(DeleteScope::Column, "q", Some("d"), 99);
+        log.append(&later).expect("append");
+        drop(log);
+        let (_, recovered) = CommitLog::open(dir.path(), CommitlogSync::Batch).expect("reopen");
+        assert_eq!(recovered.log, [write, later]);
     }
 
     #[test]
@@ -310,7 +350,7 @@ mod tests {
         let write = tombstone(DeleteScope::Row, "p", Some("c"), 10);
         let (mut log, _) = CommitLog::open(dir.path(), CommitlogSync::Batch).expect("open");
         log.append(&write).expect("append");
-        log.flushed(&write, 0).expect("flush");
+        log.flushed(&write).expect("flush");
         let (_, recovered) = CommitLog::open(dir.path(), CommitlogSync::Batch).expect("reopen");
         assert_eq!((recovered.segments.len(), recovered.log.len()), (1, 0));
     }

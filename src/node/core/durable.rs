@@ -22,7 +22,6 @@ pub struct Recovery {
 pub struct Durable {
     store: Store,
     log: CommitLog,
-    next_segment: usize,
 }
 
 impl Durable {
@@ -45,11 +44,7 @@ impl Durable {
             replayed: entries.len(),
         };
         let store = Store::recover(node, settings, segments, &entries);
-        let durable = Durable {
-            store,
-            log,
-            next_segment: recovery.segments + 1,
-        };
+        let durable = Durable { store, log };
         Ok((durable, recovery))
     }
 
@@ -89,8 +84,7 @@ impl Durable {
         let Some(segment) = self.store.flush() else {
             return Ok(false);
         };
-        self.log.flushed(&segment, self.next_segment)?;
-        self.next_segment += 1;
+        self.log.flushed(&segment)?;
         Ok(true)
     }
 
@@ -145,6 +139,26 @@ mod tests {
             (value(&durable, "a"), value(&durable, "b")),
             (Some(1), Some(2))
         );
+    }
+
+    #[test]
+    fn segments_flushed_after_a_restart_never_overwrite_older_ones() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let mut durable = open(dir.path());
+        durable.lead_add("p", "a", 1, 10, 10).expect("write");
+        durable.flush().expect("flush");
+        durable.compact(20).expect("compact");
+        durable.lead_add("p", "b", 2, 30, 30).expect("write");
+        durable.flush().expect("flush");
+        drop(durable);
+        let mut durable = open(dir.path());
+        durable.lead_add("p", "c", 3, 40, 40).expect("write");
+        durable.flush().expect("flush");
+        durable.compact(50).expect("compact");
+        drop(durable);
+        let durable = open(dir.path());
+        let values = ["a", "b", "c"].map(|c| value(&durable, c));
+        assert_eq!(values, [Some(1), Some(2), Some(3)]);
     }
 
     #[test]

@@ -215,15 +215,22 @@ impl RavenStore {
     /// Merges a state replicated from another node; returns whether the local state changed.
     pub fn merge(&mut self, key: &str, incoming: &RavenCounter) -> bool {
         self.last_etag = self.last_etag.max(incoming.version(&self.node));
+        match self.merged(key, incoming) {
+            Some(merged) => {
+                self.put(key, merged);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// What merging `incoming` into `key` would leave, when that differs from what is held.
+    pub fn merged(&self, key: &str, incoming: &RavenCounter) -> Option<RavenCounter> {
         let merged = match self.counters.get(key) {
             Some(local) => local.merged(incoming),
             None => incoming.clone(),
         };
-        let changed = self.counters.get(key) != Some(&merged);
-        if changed {
-            self.put(key, merged);
-        }
-        changed
+        (self.counters.get(key) != Some(&merged)).then_some(merged)
     }
 
     /// The counters changed after change number `after`, oldest change first, at most

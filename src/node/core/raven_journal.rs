@@ -60,16 +60,16 @@ impl RavenDurable {
         self.write(key, &counter)
     }
 
-    /// A replicated state merged ([`RavenStore::merge`]); journaled when it changed something.
+    /// A replicated state merged ([`RavenStore::merge`]) when it changes something: journaled
+    /// first, so that a change the journal did not take is not held either (and the sender,
+    /// unacknowledged, sends it again).
     pub fn merge(&mut self, key: &str, incoming: &RavenCounter) -> std::io::Result<bool> {
-        if !self.store.merge(key, incoming) {
+        let Some(merged) = self.store.merged(key, incoming) else {
+            self.store.merge(key, incoming);
             return Ok(false);
-        }
-        let counter = self.store.get(key).cloned();
-        if let Some(counter) = counter {
-            self.write(key, &counter)?;
-        }
-        Ok(true)
+        };
+        self.write(key, &merged)?;
+        Ok(self.store.merge(key, incoming))
     }
 
     fn write(&mut self, key: &str, counter: &RavenCounter) -> std::io::Result<()> {

@@ -147,6 +147,11 @@ async fn set_config(
             "`mode` cannot change while a node runs: its data plane is chosen at start".into(),
         ));
     }
+    if settings.commitlog_sync != node.settings().commitlog_sync {
+        return Err(ApiError::BadRequest(
+            "`commitlog_sync` cannot change while a node runs: the log is opened at start".into(),
+        ));
+    }
     settings
         .validate(node.peers.cluster().len())
         .map_err(|e| ApiError::BadRequest(e.to_string()))?;

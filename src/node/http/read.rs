@@ -59,6 +59,7 @@ pub async fn coordinate_read(
     }
     let spares = order.split_off(block_for.min(order.len()));
     let (tx, mut rx) = mpsc::channel(replicas.len().max(1));
+    let mut outstanding = order.len();
     for replica in order {
         ask(node, &tx, replica, partition, cell);
     }
@@ -71,19 +72,26 @@ pub async fn coordinate_read(
         } else {
             deadline
         };
-        match tokio::time::timeout_at(wait, rx.recv()).await {
+        let answer = tokio::time::timeout_at(wait, rx.recv()).await;
+        if let Ok(Some(_)) = &answer {
+            outstanding -= 1;
+        }
+        match answer {
             Ok(Some((replica, Ok(read)))) => versions.push((replica, read)),
             Ok(Some((_, Err(e @ ApiError::TombstoneOverwhelming { .. })))) => return Err(e),
-            Ok(Some((_, Err(_)))) => {}
-            Ok(None) => break,
-            Err(_) => match spares.take() {
-                Some(spares) if Instant::now() < deadline => {
+            Ok(Some((_, Err(_)))) | Err(_) => {
+                // A replica failed, or the first are slow: ask the spares now; with none
+                // left, give up as soon as too few requests are out to reach the level.
+                if let Some(spares) = spares.take().filter(|_| Instant::now() < deadline) {
+                    outstanding += spares.len();
                     for replica in spares {
                         ask(node, &tx, replica, partition, cell);
                     }
+                } else if answer.is_err() || versions.len() + outstanding < block_for {
+                    break;
                 }
-                _ => break,
-            },
+            }
+            Ok(None) => break,
         }
     }
     drop(tx);

@@ -7,7 +7,7 @@
 use super::messages::RavenWrite;
 use super::state::Node;
 use crate::api::Ack;
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -19,11 +19,13 @@ const IDLE: Duration = Duration::from_millis(100);
 /// Starts a replication loop for each peer, now and whenever new peers are introduced.
 pub fn spawn(node: Arc<Node>) {
     tokio::spawn(async move {
-        let mut running: HashSet<String> = HashSet::new();
+        let mut running: HashMap<String, tokio::task::JoinHandle<()>> = HashMap::new();
         loop {
+            running.retain(|_, task| !task.is_finished());
             for peer in node.peers.addrs().into_keys() {
-                if running.insert(peer.clone()) {
-                    tokio::spawn(replicate_to(node.clone(), peer));
+                if let std::collections::hash_map::Entry::Vacant(slot) = running.entry(peer) {
+                    let peer = slot.key().clone();
+                    slot.insert(tokio::spawn(replicate_to(node.clone(), peer)));
                 }
             }
             tokio::time::sleep(IDLE).await;
@@ -35,10 +37,14 @@ pub fn spawn(node: Arc<Node>) {
 async fn replicate_to(node: Arc<Node>, peer: String) {
     let mut acknowledged = 0;
     while node.peers.addrs().contains_key(&peer) {
+        // Listening before looking, so that a change made in between still wakes the loop.
+        let woken = node.replication.notified();
+        tokio::pin!(woken);
+        woken.as_mut().enable();
         let changes = node.raven().store().changes_after(acknowledged, BATCH);
         let Some(last) = changes.last().map(|c| c.number) else {
             tokio::select! {
-                _ = node.replication.notified() => {}
+                _ = woken => {}
                 _ = tokio::time::sleep(IDLE) => {}
             }
             continue;

@@ -105,10 +105,11 @@ fn spawn_background(node: Arc<Node>, exit_with_parent: bool) {
         let mut last_sync = tokio::time::Instant::now();
         loop {
             tokio::time::sleep(MARK_INTERVAL).await;
-            let CommitlogSync::Periodic(ms) = sync_node.settings().commitlog_sync else {
-                continue;
+            let period = match sync_node.settings().commitlog_sync {
+                CommitlogSync::Periodic(ms) => Duration::from_millis(ms),
+                _ => MARK_INTERVAL,
             };
-            if last_sync.elapsed() >= Duration::from_millis(ms) {
+            if last_sync.elapsed() >= period {
                 last_sync = tokio::time::Instant::now();
                 let node = sync_node.clone();
                 let _ = tokio::task::spawn_blocking(move || node.sync_log()).await;
