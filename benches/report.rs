@@ -32,10 +32,7 @@ fn main() -> anyhow::Result<()> {
     drop(writer);
     let size = std::fs::metadata(&history)?.len();
     println!("{ops} ops, history {:.0} MB", size as f64 / 1e6);
-    let target = Target {
-        history: history.clone(),
-        folder: None,
-    };
+    let target = Target::file(&history);
     let (checked, check_time, check_peak) = measure(|| check_streamed(&target));
     checked?;
     println!(

@@ -7,6 +7,7 @@ use crate::store::folder::{is_run, RunFolder, HISTORY};
 use crate::store::oracle::read_truth;
 use crate::store::{write_json, RunRecord};
 use checkers::history::{detect_file, read_history, Format, JsonlReader};
+use checkers::ideal::Reading;
 use checkers::linear::LinOptions;
 use checkers::results::{check, CheckOptions, Results};
 use checkers::tombstones::Thresholds;
@@ -20,9 +21,29 @@ pub struct Target {
     pub history: PathBuf,
     /// The run folder, when a folder was given.
     pub folder: Option<RunFolder>,
+    /// Check `null` and `0` as the same, whatever run.json says.
+    pub absent_is_zero: bool,
 }
 
 impl Target {
+    /// A run folder's history, checked as its run.json says.
+    pub fn folder(folder: RunFolder) -> Self {
+        Target {
+            history: folder.history(),
+            folder: Some(folder),
+            absent_is_zero: false,
+        }
+    }
+
+    /// A bare history file.
+    pub fn file(path: &Path) -> Self {
+        Target {
+            history: path.to_path_buf(),
+            folder: None,
+            absent_is_zero: false,
+        }
+    }
+
     /// A run folder (its `history.jsonl`) or a bare history file.
     pub fn resolve(path: &Path) -> Result<Self, BadInput> {
         if path.is_dir() {
@@ -32,16 +53,9 @@ impl Target {
                     path.display()
                 )));
             }
-            let folder = RunFolder::open(path);
-            Ok(Target {
-                history: folder.history(),
-                folder: Some(folder),
-            })
+            Ok(Target::folder(RunFolder::open(path)))
         } else if path.is_file() {
-            Ok(Target {
-                history: path.to_path_buf(),
-                folder: None,
-            })
+            Ok(Target::file(path))
         } else {
             Err(BadInput::Usage(format!(
                 "{}: no such file or folder",
@@ -115,7 +129,10 @@ fn check_options(target: &Target, keep_reads: bool) -> anyhow::Result<CheckOptio
         Some(folder) => read_truth(folder).map_err(|e| BadInput::Usage(format!("{e:#}")))?,
         None => None,
     };
+    let absent_is_zero =
+        target.absent_is_zero || record.as_ref().is_some_and(|r| r.workload.absent_is_zero);
     Ok(CheckOptions {
+        reading: Reading { absent_is_zero },
         workload: record.as_ref().map(|r| r.workload.name.clone()),
         seed: record.as_ref().map(|r| r.seed),
         keep_reads,

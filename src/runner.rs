@@ -204,10 +204,7 @@ async fn drive_load(
 /// Checks a run folder's history (rewriting results.json), then draws its charts and
 /// pages from the history read once.
 pub fn check_and_report(folder: &RunFolder) -> anyhow::Result<Results> {
-    let target = Target {
-        history: folder.history(),
-        folder: Some(RunFolder::open(&folder.dir)),
-    };
+    let target = Target::folder(RunFolder::open(&folder.dir));
     let (ops, warnings) = check::read(&target)?;
     let results = check::check_ops(&target, &ops, warnings, true)?;
     run_report::render(folder, &ops, &results)?;

@@ -5,7 +5,8 @@
 //! records once the nemesis has healed the cluster. A history without that marker has no
 //! convergence verdict.
 
-use crate::counter::RangeSet;
+use crate::counter::Values;
+use crate::ideal::Reading;
 use crate::op::{Op, OpType, Process, F};
 use crate::validity::Validity;
 use serde::{Deserialize, Serialize};
@@ -22,10 +23,10 @@ const EXAMPLES_KEPT: usize = 20;
 pub struct Divergence {
     /// The counter.
     pub key: String,
-    /// What each node answered (absent counts as 0).
+    /// What each node answered (`None`: absent).
     pub values: BTreeMap<String, Option<i64>>,
-    /// The values the whole history allows it at the end.
-    pub allowed: RangeSet,
+    /// The states the whole history allows it at the end.
+    pub allowed: Values,
 }
 
 impl Divergence {
@@ -118,8 +119,13 @@ impl ConvergenceChecker {
         self.answers.keys().cloned().collect()
     }
 
-    /// The verdict, given each counter's final allowed values; none without final reads.
-    pub fn finish(mut self, finals: &BTreeMap<String, RangeSet>) -> Option<ConvergenceResult> {
+    /// The verdict, given each counter's final allowed states (as `reading` compares them);
+    /// none without final reads. Absent and 0 are different answers unless `reading` says not.
+    pub fn finish(
+        mut self,
+        finals: &BTreeMap<String, Values>,
+        reading: Reading,
+    ) -> Option<ConvergenceResult> {
         if !self.started {
             return None;
         }
@@ -137,8 +143,8 @@ impl ConvergenceChecker {
             let allowed = finals
                 .get(key)
                 .cloned()
-                .unwrap_or_else(|| RangeSet::single(0));
-            let counts: BTreeSet<i64> = values.values().map(|v| v.unwrap_or(0)).collect();
+                .unwrap_or_else(|| Values::absent().read(reading));
+            let counts: BTreeSet<Option<i64>> = values.values().map(|v| reading.of(*v)).collect();
             let diverged = if counts.len() > 1 {
                 result.disagreeing += 1;
                 true
@@ -205,8 +211,8 @@ mod tests {
             ops.push(read);
         }
         ops.iter().for_each(|op| checker.observe(op));
-        let finals = BTreeMap::from([("c/x".to_string(), RangeSet::single(3))]);
-        checker.finish(&finals)
+        let finals = BTreeMap::from([("c/x".to_string(), Values::count(3))]);
+        checker.finish(&finals, Reading::default())
     }
 
     #[test]
@@ -230,12 +236,18 @@ mod tests {
     }
 
     #[test]
+    fn a_null_and_a_three_are_different_answers() {
+        let result = final_reads(&[("n1", json!(3)), ("n2", Value::Null)]).expect("final reads");
+        assert_eq!((result.disagreeing, result.valid), (1, Validity::Invalid));
+    }
+
+    #[test]
     fn a_history_without_final_reads_has_no_verdict() {
         let mut checker = ConvergenceChecker::new();
         HistoryBuilder::on("c/x")
             .ops()
             .iter()
             .for_each(|op| checker.observe(op));
-        assert_eq!(checker.finish(&BTreeMap::new()), None);
+        assert_eq!(checker.finish(&BTreeMap::new(), Reading::default()), None);
     }
 }

@@ -5,6 +5,7 @@ pub mod builder;
 pub mod convergence;
 pub mod counter;
 pub mod history;
+pub mod ideal;
 pub mod linear;
 pub mod op;
 pub mod oracle;

@@ -6,7 +6,8 @@
 //! true value is out of bounds while none of its reads was flagged means the checker (or the
 //! read path) missed something: that fails loudly.
 
-use crate::counter::{CounterResult, RangeSet};
+use crate::counter::{CounterResult, Values};
+use crate::ideal::Reading;
 use crate::validity::Validity;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
@@ -19,10 +20,10 @@ const FINDINGS_KEPT: usize = 20;
 pub struct OracleFinding {
     /// The counter.
     pub key: String,
-    /// Its true value (absent counts as 0).
+    /// Its true value (`None`: absent).
     pub value: Option<i64>,
-    /// The values the history allows it at the end.
-    pub allowed: RangeSet,
+    /// The states the history allows it at the end.
+    pub allowed: Values,
     /// Some read of it was flagged.
     pub flagged: bool,
 }
@@ -48,12 +49,14 @@ pub struct OracleResult {
 }
 
 /// Compares the nodes' true values (`truth`: counter → node → value) with the counter
-/// checker's result; `final_read` names the counters read after the heal.
+/// checker's result (its final values already as `reading` compares them); `final_read`
+/// names the counters read after the heal.
 pub fn cross_check(
     truth: &BTreeMap<String, BTreeMap<String, Option<i64>>>,
     nodes: u64,
     counter: &CounterResult,
     final_read: &BTreeSet<String>,
+    reading: Reading,
 ) -> OracleResult {
     let mut result = OracleResult {
         nodes,
@@ -61,7 +64,7 @@ pub fn cross_check(
     };
     for (key, values) in truth {
         result.keys += 1;
-        let counts: BTreeSet<i64> = values.values().map(|v| v.unwrap_or(0)).collect();
+        let counts: BTreeSet<Option<i64>> = values.values().map(|v| reading.of(*v)).collect();
         let Some(&count) = counts.first().filter(|_| counts.len() == 1) else {
             result.nodes_disagree += 1;
             continue;
@@ -70,21 +73,25 @@ pub fn cross_check(
             .final_values
             .get(key)
             .cloned()
-            .unwrap_or_else(|| RangeSet::single(0));
+            .unwrap_or_else(|| Values::absent().read(reading));
         if allowed.contains(count) {
             continue;
         }
         result.outside_bounds += 1;
-        let flagged = counter
-            .keys
-            .get(key)
-            .is_some_and(|k| k.overcount.reads + k.undercount.reads + k.resurrected > 0);
+        let flagged = counter.keys.get(key).is_some_and(|k| {
+            k.overcount.reads
+                + k.undercount.reads
+                + k.resurrected
+                + k.absent_as_zero
+                + k.zero_as_absent
+                > 0
+        });
         if !flagged && final_read.contains(key) {
             result.unflagged += 1;
         }
         result.findings.push(OracleFinding {
             key: key.clone(),
-            value: values.values().next().copied().flatten(),
+            value: count,
             allowed,
             flagged,
         });
@@ -104,7 +111,7 @@ mod tests {
         let mut result = CounterResult::default();
         result
             .final_values
-            .insert("c/x".into(), RangeSet::single(final_value));
+            .insert("c/x".into(), Values::count(final_value));
         let mut figures = KeyFigures::default();
         if flagged {
             figures.overcount.record(1, final_value);
@@ -125,6 +132,7 @@ mod tests {
             1,
             &counter(3, false),
             &BTreeSet::new(),
+            Reading::default(),
         );
         assert_eq!((result.outside_bounds, result.valid), (0, Validity::Valid));
     }
@@ -132,7 +140,13 @@ mod tests {
     #[test]
     fn a_true_value_outside_bounds_that_the_checker_flagged_agrees() {
         let read = BTreeSet::from(["c/x".to_string()]);
-        let result = cross_check(&truth(&[("n1", Some(4))]), 1, &counter(3, true), &read);
+        let result = cross_check(
+            &truth(&[("n1", Some(4))]),
+            1,
+            &counter(3, true),
+            &read,
+            Reading::default(),
+        );
         assert_eq!((result.outside_bounds, result.unflagged), (1, 0));
         assert_eq!(result.valid, Validity::Valid);
     }
@@ -140,14 +154,44 @@ mod tests {
     #[test]
     fn a_true_value_outside_bounds_nobody_flagged_fails_loudly() {
         let read = BTreeSet::from(["c/x".to_string()]);
-        let result = cross_check(&truth(&[("n1", Some(4))]), 1, &counter(3, false), &read);
+        let result = cross_check(
+            &truth(&[("n1", Some(4))]),
+            1,
+            &counter(3, false),
+            &read,
+            Reading::default(),
+        );
         assert_eq!((result.unflagged, result.valid), (1, Validity::Invalid));
+    }
+
+    #[test]
+    fn a_counter_that_must_be_absent_yet_holds_zero_is_outside_unless_absent_is_zero() {
+        let mut deleted = counter(0, false);
+        deleted.final_values.insert("c/x".into(), Values::absent());
+        let read = BTreeSet::from(["c/x".to_string()]);
+        let values = truth(&[("n1", Some(0))]);
+        let strict = cross_check(&values, 1, &deleted, &read, Reading::default());
+        assert_eq!((strict.outside_bounds, strict.unflagged), (1, 1));
+        let lenient = Reading {
+            absent_is_zero: true,
+        };
+        deleted
+            .final_values
+            .insert("c/x".into(), Values::absent().read(lenient));
+        let loose = cross_check(&values, 1, &deleted, &read, lenient);
+        assert_eq!(loose.outside_bounds, 0);
     }
 
     #[test]
     fn holders_that_disagree_give_no_true_value() {
         let values = truth(&[("n1", Some(4)), ("n2", Some(3))]);
-        let result = cross_check(&values, 2, &counter(3, false), &BTreeSet::new());
+        let result = cross_check(
+            &values,
+            2,
+            &counter(3, false),
+            &BTreeSet::new(),
+            Reading::default(),
+        );
         assert_eq!((result.nodes_disagree, result.outside_bounds), (1, 0));
     }
 }

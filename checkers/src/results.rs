@@ -3,6 +3,7 @@
 use crate::convergence::{ConvergenceChecker, ConvergenceResult};
 use crate::counter::{CounterChecker, CounterResult};
 use crate::history::HistoryError;
+use crate::ideal::Reading;
 use crate::linear::{self, LinOptions, LinResult, ModelKind};
 use crate::op::Op;
 use crate::oracle::{self, OracleResult};
@@ -28,6 +29,8 @@ pub struct CheckOptions {
     pub tombstones: Thresholds,
     /// The nodes' own final state, to cross-check the counter checker against.
     pub oracle: Option<Truth>,
+    /// How reads are compared with the ideal counter (`absent_is_zero`), by every checker.
+    pub reading: Reading,
 }
 
 /// What the nodes held when the run ended: counter → node → value.
@@ -94,6 +97,10 @@ pub struct Results {
     pub seed: Option<u64>,
     /// Events in the history.
     pub ops: u64,
+    /// Every checker read `null` and `0` as the same value (the target cannot tell them
+    /// apart).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub absent_is_zero: bool,
     /// Each checker's result.
     pub checkers: Checkers,
     /// What the reader tolerated, such as a truncated last line.
@@ -106,11 +113,12 @@ pub fn check(
     ops: impl IntoIterator<Item = Result<Op, HistoryError>>,
     options: &CheckOptions,
 ) -> Result<Results, HistoryError> {
-    let mut counter = if options.keep_reads {
+    let counter = if options.keep_reads {
         CounterChecker::keeping_reads()
     } else {
         CounterChecker::new()
     };
+    let mut counter = counter.reading(options.reading);
     let mut stats = StatsChecker::new();
     let mut convergence = ConvergenceChecker::new();
     let mut tombstones = TombstoneChecker::new(options.tombstones);
@@ -128,7 +136,11 @@ pub fn check(
         count += 1;
     }
     let linearizable = options.linearizable.as_ref().map(|lin| {
-        linear::check(ModelKind::Counter, &kept, lin).unwrap_or_else(|e| LinResult {
+        let lin = LinOptions {
+            reading: options.reading,
+            ..lin.clone()
+        };
+        linear::check(ModelKind::Counter, &kept, &lin).unwrap_or_else(|e| LinResult {
             valid: Validity::Unknown,
             model: ModelKind::Counter.as_str().to_string(),
             reason: Some(e.to_string()),
@@ -138,11 +150,11 @@ pub fn check(
     let mut counter = counter.finish();
     let resurrection = std::mem::take(&mut counter.resurrection);
     let final_read = convergence.keys();
-    let convergence = convergence.finish(&counter.final_values);
-    let oracle = options
-        .oracle
-        .as_ref()
-        .map(|truth| oracle::cross_check(&truth.values, truth.nodes, &counter, &final_read));
+    let convergence = convergence.finish(&counter.final_values, options.reading);
+    let oracle = options.oracle.as_ref().map(|truth| {
+        let reading = options.reading;
+        oracle::cross_check(&truth.values, truth.nodes, &counter, &final_read, reading)
+    });
     let checkers = Checkers {
         counter,
         resurrection,
@@ -157,6 +169,7 @@ pub fn check(
         workload: options.workload.clone(),
         seed: options.seed,
         ops: count,
+        absent_is_zero: options.reading.absent_is_zero,
         checkers,
         warnings: Vec::new(),
     })

@@ -20,39 +20,47 @@ fn the_error(result: &CounterResult) -> &ReadBounds {
 }
 
 /// +5 ok, then a read during which a delete runs, returning `value`.
-fn delete_during_read(value: i64) -> CounterResult {
+fn delete_during_read(value: Value) -> CounterResult {
     let mut h = HistoryBuilder::on("c/x");
     h.add(1, 5); // 0
     h.added(1, 5, OpType::Ok); // 1
     h.read(2); // 2
     delete_invoke(&mut h, 3); // 3
     h.push(3, OpType::Ok, F::Delete, Value::Null); // 4
-    h.read_ok(2, value); // 5
+    h.push(2, OpType::Ok, F::Read, value); // 5
     checked(&h)
 }
 
 #[test]
-fn a_delete_during_a_read_allows_the_count_before_it_or_nothing() {
-    // The read may fall before the delete (5) or after it (0): {0, 5}, nothing between.
-    for value in [0, 5] {
-        assert_eq!(delete_during_read(value).valid, Validity::Valid, "{value}");
+fn a_delete_during_a_read_allows_the_count_before_it_or_absent() {
+    // The read may fall before the delete (5) or after it (absent): nothing between.
+    for value in [Value::Null, json!(5)] {
+        let result = delete_during_read(value.clone());
+        assert_eq!(result.valid, Validity::Valid, "{value}");
     }
-    // 3 is 3 above 0 and 2 below 5: an undercount of 2, relative 2/5 to the bound 5.
-    let result = delete_during_read(3);
+    // 3 is 3 above absent (as 0) and 2 below 5: an undercount of 2, relative 2/5.
+    let result = delete_during_read(json!(3));
     let error = the_error(&result);
     assert_eq!((error.lower, error.upper, error.undercount()), (0, 5, 2));
-    assert_eq!(error.allowed_values().ranges(), &[(0, 0), (5, 5)]);
+    assert_eq!(error.allowed.to_string(), "absent or 5");
     assert_eq!((result.undercount.reads, result.undercount.max), (1, 2));
     assert!((result.undercount.max_relative - 0.4).abs() < 1e-9);
     // 6 is one above the highest allowed value.
-    assert_eq!(delete_during_read(6).overcount.max, 1);
+    assert_eq!(delete_during_read(json!(6)).overcount.max, 1);
+    // 0 is neither: the counter either holds 5 or is absent.
+    let result = delete_during_read(json!(0));
+    assert_eq!(
+        (result.absent_as_zero, result.valid),
+        (1, Validity::Invalid)
+    );
+    assert_eq!(the_error(&result).index, 5);
 }
 
 #[test]
 fn an_add_racing_a_delete_may_land_on_either_side() {
     // +2 ok; then +1 and a delete overlap; then a read. The +1 lands before the delete
-    // (erased: 0) or after it (1); the delete certainly erased the 2: {0, 1}.
-    let history = |value: i64| {
+    // (erased: absent) or after it (1); the delete certainly erased the 2.
+    let history = |value: Value| {
         let mut h = HistoryBuilder::on("c/x");
         h.add(1, 2); // 0
         h.added(1, 2, OpType::Ok); // 1
@@ -61,13 +69,14 @@ fn an_add_racing_a_delete_may_land_on_either_side() {
         h.added(1, 1, OpType::Ok); // 4
         h.push(2, OpType::Ok, F::Delete, Value::Null); // 5
         h.read(3); // 6
-        h.read_ok(3, value); // 7
+        h.push(3, OpType::Ok, F::Read, value); // 7
         checked(&h)
     };
-    assert_eq!(history(0).valid, Validity::Valid);
-    assert_eq!(history(1).valid, Validity::Valid);
+    assert_eq!(history(Value::Null).valid, Validity::Valid);
+    assert_eq!(history(json!(1)).valid, Validity::Valid);
+    assert_eq!(history(json!(0)).absent_as_zero, 1);
     // 3 = the erased 2 plus the 1: the deleted count came back.
-    let result = history(3);
+    let result = history(json!(3));
     assert_eq!(result.resurrection.reads, 1);
     assert_eq!(the_error(&result).overcount(), 2);
 }
@@ -75,8 +84,8 @@ fn an_add_racing_a_delete_may_land_on_either_side() {
 #[test]
 fn a_timed_out_delete_may_strike_at_any_later_point_or_never() {
     // +3 ok; a delete times out; +1 ok; a read. The delete never happened (4), struck
-    // before the +1 (1), or after it (0): {0, 1, 4}. 2 is one over 1 (and two under 4).
-    let history = |value: i64| {
+    // before the +1 (1), or after it (absent). 2 is one over 1 (and two under 4).
+    let history = |value: Value| {
         let mut h = HistoryBuilder::on("c/x");
         h.add(1, 3); // 0
         h.added(1, 3, OpType::Ok); // 1
@@ -85,15 +94,16 @@ fn a_timed_out_delete_may_strike_at_any_later_point_or_never() {
         h.add(1, 1); // 4
         h.added(1, 1, OpType::Ok); // 5
         h.read(3); // 6
-        h.read_ok(3, value); // 7
+        h.push(3, OpType::Ok, F::Read, value); // 7
         checked(&h)
     };
-    for value in [0, 1, 4] {
-        assert_eq!(history(value).valid, Validity::Valid, "{value}");
+    for value in [Value::Null, json!(1), json!(4)] {
+        assert_eq!(history(value.clone()).valid, Validity::Valid, "{value}");
     }
-    let result = history(2);
+    assert_eq!(history(json!(0)).absent_as_zero, 1);
+    let result = history(json!(2));
     let error = the_error(&result);
-    assert_eq!(error.allowed_values().ranges(), &[(0, 1), (4, 4)]);
+    assert_eq!(error.allowed.to_string(), "absent or 1 or 4");
     assert_eq!(error.overcount(), 1);
     // No delete definitely completed, so this is no resurrection.
     assert_eq!(result.resurrection.reads, 0);
@@ -103,8 +113,9 @@ fn a_timed_out_delete_may_strike_at_any_later_point_or_never() {
 fn reads_after_the_same_delete_are_one_resurrection_event() {
     // +2 ok; delete ok (it removed up to 2); +1 ok; two reads of 3 on n1 and n2: each
     // allows only 1, so each brought back the deleted 2: one event, two reads, magnitude 2.
-    // Then a second delete (it removed the 1) and a read of 3 on n1: allowed 0, 3 over,
-    // explained by the 2 + 1 both deletes removed: a second event, magnitude 3.
+    // Then a second delete (it removed the 1) and a read of 3 on n1: it
+    // allows only absent, 3 over, explained by the 2 + 1 both deletes removed: a second
+    // event, magnitude 3.
     let mut h = HistoryBuilder::on("c/x");
     h.add(1, 2); // 0
     h.added(1, 2, OpType::Ok); // 1
@@ -199,7 +210,8 @@ fn an_error_names_the_adds_behind_its_bound_and_the_settled_past() {
 #[test]
 fn a_partition_delete_racing_a_scan_allows_each_cell_before_or_after_it() {
     // q/a +2 and q/b +3 ok; a scan begins; the partition q is deleted; the scan returns.
-    // Each cell may be read before the delete or after: q/a in {0, 2}, q/b in {0, 3}.
+    // Each cell may be read before the delete or after: q/a 2 or absent, q/b 3 or absent;
+    // a cell the scan leaves out reads as absent.
     let history = |cells: Value| {
         let mut h = HistoryBuilder::on("q/a");
         h.add(1, 2);

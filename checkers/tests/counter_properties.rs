@@ -40,7 +40,7 @@ enum Phase {
 /// only if its original did not, so every read is within bounds by construction.
 fn ideal_history(steps: &[Step]) -> Vec<Op> {
     let mut ops = Vec::new();
-    let mut counter = 0i64;
+    let mut counter: Option<i64> = None;
     let mut phases: Vec<Phase> = (0..4).map(|_| Phase::Idle).collect();
     let mut ids: Vec<u64> = (0..4).collect();
     let mut current: Vec<Option<Step>> = vec![None; 4];
@@ -96,11 +96,11 @@ fn ideal_history(steps: &[Step]) -> Vec<Op> {
                         _ => true,
                     } && !original_applied;
                     if applies {
-                        counter += op.delta;
+                        counter = checkers::ideal::add(counter, op.delta);
                     }
                     Some(i64::from(applies))
                 } else {
-                    Some(counter)
+                    counter
                 };
                 phases[p] = Phase::TookEffect(effect);
             }
@@ -129,8 +129,10 @@ fn ideal_history(steps: &[Step]) -> Vec<Op> {
                         next_id += 1;
                     }
                 } else {
+                    // A scan leaves an absent counter out.
                     let (f, value) = if op.applies_if_info {
-                        (F::Scan, json!({ "x": effect }))
+                        let cells = effect.map_or(json!({}), |n| json!({ "x": n }));
+                        (F::Scan, cells)
                     } else {
                         (F::Read, json!(effect))
                     };

@@ -7,6 +7,7 @@ use crate::report::{linear_page, run_report, summary};
 use crate::workload;
 use anyhow::Context;
 use checkers::history::{read_history, write_edn};
+use checkers::ideal::Reading;
 use checkers::linear::{self, LinOptions};
 use checkers::Validity;
 use clap::Args;
@@ -22,6 +23,10 @@ pub struct CheckArgs {
     /// Print the results.json document to stdout instead of the summary.
     #[arg(long)]
     pub json: bool,
+    /// The target cannot tell an absent counter from 0: check `null` and `0` as the same
+    /// (also on when the run's workload says `absent_is_zero`).
+    #[arg(long)]
+    pub absent_is_zero: bool,
 }
 
 /// `checker lin`.
@@ -48,6 +53,10 @@ pub struct LinArgs {
     /// Print the result as JSON instead of the summary.
     #[arg(long)]
     pub json: bool,
+    /// With the counter model: the target cannot tell an absent counter from 0, so `null`
+    /// and `0` are the same value.
+    #[arg(long)]
+    pub absent_is_zero: bool,
 }
 
 /// `checker export`.
@@ -72,7 +81,8 @@ pub enum ExportFormat {
 
 /// `checker check`: every checker on a run folder or a history file.
 pub fn check(args: CheckArgs) -> anyhow::Result<Validity> {
-    let target = Target::resolve(&args.path)?;
+    let mut target = Target::resolve(&args.path)?;
+    target.absent_is_zero = args.absent_is_zero;
     let results = check::check_streamed(&target)?;
     if let Some(folder) = &target.folder {
         // The page that explains a violation needs the history whole: read again only then.
@@ -115,6 +125,9 @@ pub fn lin(args: LinArgs) -> anyhow::Result<Validity> {
     let options = LinOptions {
         init: args.init.unwrap_or(linear::Val::Nil),
         time_limit,
+        reading: Reading {
+            absent_is_zero: args.absent_is_zero,
+        },
         ..LinOptions::default()
     };
     let result = linear::check(args.model, &ops, &options)

@@ -37,6 +37,10 @@ pub struct RunArgs {
     /// (`http://HOST:PORT` or `HOST:PORT`, comma separated); no process-level faults.
     #[arg(long, value_delimiter = ',', value_parser = parse_target)]
     pub target: Vec<String>,
+    /// The target cannot tell an absent counter from 0: check `null` and `0` as the same
+    /// (sets the workload's `absent_is_zero`).
+    #[arg(long)]
+    pub absent_is_zero: bool,
     /// Panic once the cluster is up: for testing that no node outlives a crashed run.
     #[arg(long, hide = true)]
     pub panic_after_start: bool,
@@ -64,6 +68,7 @@ fn plan(args: RunArgs) -> anyhow::Result<RunPlan> {
     w.time_limit = args.time_limit.unwrap_or(w.time_limit);
     w.concurrency = args.concurrency.unwrap_or(w.concurrency);
     w.rate = args.rate.unwrap_or(w.rate);
+    w.absent_is_zero |= args.absent_is_zero;
     if !args.target.is_empty() {
         // The service is someone else's: its settings are its own business.
         w.nodes = args.target.len();

@@ -100,9 +100,13 @@ fn plain(value: &Value) -> String {
 /// Each checker's verdict and its figures: every number, and every object of numbers, one
 /// level down (lists and per-key maps are left to the findings and results.json).
 fn checkers_section(out: &mut String, results: &Results) {
-    out.push_str(
-        "<h2>Checkers</h2>\n<table>\n<tr><th>checker</th><th>verdict</th><th>figures</th></tr>\n",
-    );
+    out.push_str("<h2>Checkers</h2>\n");
+    let absent = match results.absent_is_zero {
+        true => "the target cannot tell them apart (<code>absent_is_zero</code>): every checker read <code>null</code> and <code>0</code> as the same value",
+        false => "a read of an absent counter must return <code>null</code>, and <code>0</code> only for a counter that exists",
+    };
+    let _ = writeln!(out, "<p class=\"muted\">Absent and 0: {absent}.</p>");
+    out.push_str("<table>\n<tr><th>checker</th><th>verdict</th><th>figures</th></tr>\n");
     let checkers = serde_json::to_value(&results.checkers).unwrap_or_default();
     for (name, result) in checkers.as_object().into_iter().flatten() {
         let valid = verdict_word(&result["valid"]);
@@ -197,15 +201,8 @@ fn findings_section(out: &mut String, report: &Report, focus: &mut Vec<u64>) {
         any = true;
         out.push_str("<h3>Reads out of bounds</h3>\n<table>\n<tr><th>read</th><th>counter</th><th>returned</th><th>allowed</th><th>error</th><th>node</th><th>bound set by adds</th><th>after delete</th></tr>\n");
         for read in errors {
-            let allowed = read.allowed_values().to_string();
-            let error = match read.error() {
-                Some((by, checkers::counter::Direction::Over, _)) if read.resurrection => {
-                    format!("resurrection, {by} over")
-                }
-                Some((by, checkers::counter::Direction::Over, _)) => format!("overcount by {by}"),
-                Some((by, _, _)) => format!("undercount by {by}"),
-                None => String::new(),
-            };
+            let allowed = read.allowed.to_string();
+            let error = read.finding().unwrap_or_default();
             let bound: Vec<String> = read
                 .bound_ops
                 .iter()

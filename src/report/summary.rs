@@ -1,6 +1,5 @@
 //! The short console summary of a checked history: the verdict and the figures behind it.
 
-use checkers::counter::Direction;
 use checkers::linear::LinResult;
 use checkers::Results;
 use std::fmt::Write;
@@ -113,26 +112,29 @@ fn counter_lines(out: &mut String, results: &Results) {
             String::new()
         }
     );
+    if counter.absent_as_zero + counter.zero_as_absent > 0 {
+        let _ = writeln!(
+            out,
+            "    {} reads returned 0 where the counter must be absent, {} returned null where it must exist",
+            counter.absent_as_zero, counter.zero_as_absent
+        );
+    }
     for read in counter
         .errors
         .iter()
         .filter(|r| !r.resurrection)
         .take(WORST_SHOWN)
     {
-        let Some((by, direction, _)) = read.error() else {
+        let Some(finding) = read.finding() else {
             continue;
-        };
-        let word = match direction {
-            Direction::Over => "over",
-            Direction::Under => "under",
         };
         let _ = writeln!(
             out,
-            "    read at index {} of {} returned {} (allowed {}): {word}count by {by}{}{}",
+            "    read at index {} of {} returned {} (allowed {}): {finding}{}{}",
             read.index,
             read.key,
             read.value.map_or("null".to_string(), |v| v.to_string()),
-            allowed(read),
+            read.allowed,
             read.node
                 .as_deref()
                 .map(|n| format!(", served by {n}"))
@@ -167,11 +169,6 @@ fn counter_lines(out: &mut String, results: &Results) {
             if event.nodes.is_empty() { "?".to_string() } else { event.nodes.join(", ") },
         );
     }
-}
-
-/// The values a read was allowed, as `a..=b` ranges.
-fn allowed(read: &checkers::counter::ReadBounds) -> String {
-    read.allowed_values().to_string()
 }
 
 /// The ops behind the bound a read broke, and the delete before it.

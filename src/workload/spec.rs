@@ -153,6 +153,9 @@ pub struct Workload {
     pub cluster: ClusterSettings,
     /// What a soak run may show and still pass the nightly.
     pub budget: super::budget::Budget,
+    /// The target cannot tell an absent counter from one that holds 0: every checker then
+    /// reads `null` and `0` as the same value.
+    pub absent_is_zero: bool,
 }
 
 impl Default for Workload {
@@ -183,6 +186,7 @@ impl Default for Workload {
             nemesis: NemesisSpec::default(),
             cluster: ClusterSettings::default(),
             budget: super::budget::Budget::default(),
+            absent_is_zero: false,
         }
     }
 }

@@ -1,6 +1,6 @@
 //! What the counter checker reports: per read, per key and for the run.
 
-use super::ranges::RangeSet;
+use super::values::{misread, Misread, Values};
 use crate::resurrection::ResurrectionResult;
 use crate::validity::Validity;
 use serde::{Deserialize, Serialize};
@@ -50,6 +50,12 @@ pub struct KeyFigures {
     /// Reads that brought back counts from before a delete.
     #[serde(default)]
     pub resurrected: u64,
+    /// Reads that returned 0 where the counter must be absent.
+    #[serde(default)]
+    pub absent_as_zero: u64,
+    /// Reads that returned `null` where the counter must exist, holding 0.
+    #[serde(default)]
+    pub zero_as_absent: u64,
 }
 
 /// One ok read with the values the history allows it.
@@ -65,15 +71,15 @@ pub struct ReadBounds {
     pub invoke_time: u64,
     /// Time of the completion, ns.
     pub time: u64,
-    /// What the read returned (`None`: the counter was absent, checked as 0).
+    /// What the read returned (`None`: `null`, the counter was absent; 0 under
+    /// `absent_is_zero`).
     pub value: Option<i64>,
-    /// The smallest value some legal order allows.
+    /// The smallest count some legal order allows (absent counts as 0).
     pub lower: i64,
-    /// The largest value some legal order allows.
+    /// The largest count some legal order allows (absent counts as 0).
     pub upper: i64,
-    /// The values allowed, when they are not every value from `lower` to `upper`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub allowed: Option<RangeSet>,
+    /// The states some legal order allows: absent, and the counts.
+    pub allowed: Values,
     /// The node that answered.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub node: Option<String>,
@@ -94,20 +100,18 @@ pub struct ReadBounds {
 }
 
 impl ReadBounds {
-    /// The read's value as a number: an absent counter counts as 0.
+    /// The read's value as a number: an absent counter counts as 0 (for charts).
     pub fn count(&self) -> i64 {
         self.value.unwrap_or(0)
     }
 
-    /// The values allowed.
-    pub fn allowed_values(&self) -> RangeSet {
-        self.allowed
-            .clone()
-            .unwrap_or_else(|| RangeSet::from_ranges(vec![(self.lower, self.upper)]))
+    /// What is wrong with the read, if no allowed state explains it.
+    pub fn misread(&self) -> Option<Misread> {
+        misread(&self.allowed, self.value)
     }
 
-    /// By how much the read exceeded the nearest allowed value below it (0 when allowed,
-    /// or when the nearest allowed value is above it).
+    /// By how much the read exceeded the nearest allowed count below it (0 when allowed,
+    /// or when the nearest allowed count is above it).
     pub fn overcount(&self) -> i64 {
         match self.error() {
             Some((error, Direction::Over, _)) => error,
@@ -115,7 +119,7 @@ impl ReadBounds {
         }
     }
 
-    /// By how much the read fell short of the nearest allowed value above it.
+    /// By how much the read fell short of the nearest allowed count above it.
     pub fn undercount(&self) -> i64 {
         match self.error() {
             Some((error, Direction::Under, _)) => error,
@@ -123,21 +127,27 @@ impl ReadBounds {
         }
     }
 
-    /// The distance to the nearest allowed value, its direction and that value; none when
-    /// the value is allowed.
+    /// For a read off in count: the distance to the nearest allowed count (absent as 0),
+    /// its direction and that count. None when allowed, or wrong only about existence.
     pub fn error(&self) -> Option<(i64, Direction, i64)> {
-        let allowed = self.allowed_values();
-        let value = self.count();
-        if allowed.contains(value) {
-            return None;
+        match self.misread()? {
+            Misread::Over(by, nearest) => Some((by, Direction::Over, nearest)),
+            Misread::Under(by, nearest) => Some((by, Direction::Under, nearest)),
+            Misread::AbsentAsZero | Misread::ZeroAsAbsent => None,
         }
-        let (below, above) = allowed.neighbours(value);
-        let over = below.map(|b| (value.saturating_sub(b), Direction::Over, b));
-        let under = above.map(|a| (a.saturating_sub(value), Direction::Under, a));
-        match (over, under) {
-            (Some(o), Some(u)) => Some(if u.0 < o.0 { u } else { o }),
-            (o, u) => o.or(u),
-        }
+    }
+}
+
+impl ReadBounds {
+    /// The finding in words (`overcount by 3`, `0 where the counter must be absent`).
+    pub fn finding(&self) -> Option<String> {
+        Some(match self.misread()? {
+            Misread::Over(by, _) if self.resurrection => format!("resurrection, {by} over"),
+            Misread::Over(by, _) => format!("overcount by {by}"),
+            Misread::Under(by, _) => format!("undercount by {by}"),
+            Misread::AbsentAsZero => "0 where the counter must be absent".to_string(),
+            Misread::ZeroAsAbsent => "null where the counter must exist, holding 0".to_string(),
+        })
     }
 }
 
@@ -161,6 +171,12 @@ pub struct CounterResult {
     pub overcount: Magnitude,
     /// Reads below what any order allows.
     pub undercount: Magnitude,
+    /// Reads that returned 0 where the counter must be absent (deleted, or never written).
+    #[serde(default)]
+    pub absent_as_zero: u64,
+    /// Reads that returned `null` where the counter must exist, holding 0.
+    #[serde(default)]
+    pub zero_as_absent: u64,
     /// Reads this checker could not judge (a value that is not a number).
     #[serde(default)]
     pub unchecked_reads: u64,
@@ -170,15 +186,15 @@ pub struct CounterResult {
     /// Figures per key.
     #[serde(default)]
     pub keys: BTreeMap<String, KeyFigures>,
-    /// The largest errors, worst first (resurrections included, marked).
+    /// The largest errors, worst first (resurrections and existence misreads included).
     #[serde(default)]
     pub errors: Vec<ReadBounds>,
     /// Every checked read, kept only when asked for (charts); never serialized.
     #[serde(skip)]
     pub read_bounds: Vec<ReadBounds>,
-    /// The values each counter may hold once the history has ended; never serialized.
+    /// The states each counter may be in once the history has ended; never serialized.
     #[serde(skip)]
-    pub final_values: BTreeMap<String, RangeSet>,
+    pub final_values: BTreeMap<String, Values>,
     /// The reads found to be resurrections, grouped; moved to its own checker's key.
     #[serde(skip)]
     pub resurrection: ResurrectionResult,
@@ -193,9 +209,10 @@ impl CounterResult {
     }
 }
 
-/// How far a read was from the nearest allowed value.
+/// How far a read was from the nearest allowed value, for ranking: a read wrong only
+/// about existence ranks with errors of 1.
 pub fn error_of(read: &ReadBounds) -> i64 {
-    read.error().map_or(0, |(error, _, _)| error)
+    read.misread().map_or(0, |m| m.error().max(1))
 }
 
 /// Keeps the first `BOUND_OPS_KEPT` ids.

@@ -1,6 +1,7 @@
 //! What the sweep reads: the ops of a counter's window and the settled past they follow.
 
-use super::ranges::RangeSet;
+use super::subsets::Subsets;
+use super::values::Values;
 
 /// How an op of the window has ended, so far.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -41,12 +42,15 @@ pub struct WindowOp {
 
 /// What the sweep reads: the settled past and the ops in play.
 pub struct Frame<'a> {
-    /// Values the counter may hold at `floor` from the settled past.
-    pub base: &'a RangeSet,
+    /// The states the counter may be in at `floor` from the settled past, with no
+    /// timed-out delete struck since an op in play began.
+    pub base: &'a Values,
+    /// The states it may be in at `floor` after a timed-out delete struck.
+    pub struck: &'a Values,
     /// Points at or after which ops of the window may take effect (doubled indices).
     pub floor: u64,
     /// The sums of floating adds: any subset of them may have taken effect.
-    pub floating: &'a RangeSet,
+    pub floating: &'a Subsets,
     /// A delete timed out before `floor`: it may strike at any later point.
     pub floating_delete: bool,
     /// The ops in play.

@@ -5,27 +5,32 @@
 //! its invoke and its completion (at any later point or never, when it timed out or never
 //! completed; never, when it failed); a delete likewise; a retry (`retry_of`) is the same
 //! intended op as the one it retries, so together they take effect at most once. A partition
-//! delete reaches every counter of the partition. An absent counter reads as 0.
+//! delete reaches every counter of the partition. A counter is absent until its first add
+//! and after a delete, and a read of it returns `null` (`ideal`).
 //!
 //! Each read is judged against every placement of the ops around it (`sweep`); the past
 //! that can no longer move is folded into a set of values (`window`), so the checker makes
 //! one pass and keeps memory proportional to keys and to the ops in flight.
 //!
-//! A read above what any order allows, made after a delete that definitely completed before
-//! it began, is a *resurrection* when the counter held something before that delete and the
+//! A read above every value any order allows, made after a delete that definitely completed
+//! before it began, is a *resurrection* when the counter held something before that delete and the
 //! excess is more than retries of adds could explain; it is reported apart from overcounts.
 
 mod figures;
 mod frame;
 mod ranges;
+mod subsets;
 mod sweep;
+mod values;
 mod window;
 
 pub use figures::{
     error_of, CounterResult, Direction, KeyFigures, Magnitude, ReadBounds, ERRORS_KEPT,
 };
 pub use ranges::RangeSet;
+pub use values::{misread, Misread, Values};
 
+use crate::ideal::{self, Reading};
 use crate::op::{Op, OpType, Process, F};
 use crate::resurrection::{ResurrectedRead, Resurrections};
 use crate::validity::Validity;
@@ -67,7 +72,7 @@ impl Logical {
     }
 
     fn is_partition_delete(&self) -> bool {
-        self.delta.is_none() && !self.target.contains('/')
+        self.delta.is_none() && ideal::deletes_partition(&self.target)
     }
 }
 
@@ -151,12 +156,9 @@ pub struct CounterChecker {
     event: u64,
     next_read: u64,
     keep_reads: bool,
+    reading: Reading,
     resurrections: Resurrections,
     result: CounterResult,
-}
-
-fn partition_of(key: &str) -> &str {
-    key.split_once('/').map_or(key, |(partition, _)| partition)
 }
 
 impl CounterChecker {
@@ -171,6 +173,12 @@ impl CounterChecker {
             keep_reads: true,
             ..Self::default()
         }
+    }
+
+    /// The same checker, comparing reads as `reading` says.
+    pub fn reading(mut self, reading: Reading) -> Self {
+        self.reading = reading;
+        self
     }
 
     /// Takes the next op of the history.
@@ -205,7 +213,7 @@ impl CounterChecker {
             self.progress(key, end);
         }
         for (key, counter) in &self.counters {
-            let values = counter.timeline.values_before(end);
+            let values = counter.timeline.values_before(end).read(self.reading);
             self.result.final_values.insert(key.clone(), values);
         }
         let mut result = self.result;
@@ -213,7 +221,10 @@ impl CounterChecker {
         result.trim_errors();
         result.read_bounds.sort_by_key(|r| r.index);
         // Resurrections are the resurrection checker's to judge.
-        let wrong = result.overcount.reads + result.undercount.reads;
+        let wrong = result.overcount.reads
+            + result.undercount.reads
+            + result.absent_as_zero
+            + result.zero_as_absent;
         result.valid = Validity::from_findings(wrong > 0, result.unchecked_reads > 0);
         result
     }
@@ -266,7 +277,7 @@ impl CounterChecker {
     /// The counter `key`, created with the partition deletes still in play.
     fn counter(&mut self, key: &str) -> &mut Counter {
         if !self.counters.contains_key(key) {
-            let partition = partition_of(key);
+            let partition = ideal::partition_of(key);
             let mut counter = Counter::default();
             for root in self.partition_deletes.get(partition).into_iter().flatten() {
                 let logical = &self.logical[root];
@@ -302,7 +313,7 @@ impl CounterChecker {
 
     /// The counters a change reaches: its own, or every one of its partition.
     fn reached(&mut self, target: &str, delta: Option<i64>) -> Vec<String> {
-        if delta.is_none() && !target.contains('/') {
+        if delta.is_none() && ideal::deletes_partition(target) {
             self.partitions.get(target).cloned().unwrap_or_default()
         } else {
             self.counter(target);
@@ -350,7 +361,7 @@ impl CounterChecker {
             if delta.is_none() {
                 before.push((
                     key.clone(),
-                    timeline.values_before(event).max().unwrap_or(0),
+                    timeline.values_before(event).numbers().max().unwrap_or(0),
                 ));
             }
             timeline.push(WindowOp {
@@ -445,6 +456,7 @@ impl CounterChecker {
 
     /// The ok completion `op` of read `id` of `key`, which returned `value`.
     fn end_read(&mut self, key: &str, id: u64, op: &Op, event: u64, value: Option<i64>) {
+        let value = self.reading.of(value);
         if let Some(read) = self.counter(key).reads.iter_mut().find(|r| r.id == id) {
             read.end = Some(event);
             read.bounds.index = op.index;
@@ -485,8 +497,9 @@ impl CounterChecker {
         }
     }
 
-    /// Judges each cell of an ok scan; a cell of a counter the scan did not know of when
-    /// it began is judged too (a counter no add ever named allows only 0: a phantom).
+    /// Judges each cell of an ok scan (a cell it left out read as absent); a cell of a
+    /// counter the scan did not know of when it began is judged too (a counter no add ever
+    /// named must be absent: a phantom).
     fn complete_scan(&mut self, scan: Scan, op: &Op, event: u64) {
         let cells = op.value.as_object().cloned().unwrap_or_default();
         let mut touched = Vec::new();
@@ -507,7 +520,7 @@ impl CounterChecker {
                 self.result.unchecked_reads += 1;
                 continue;
             }
-            // No add ever named this counter: it allows only 0.
+            // No add ever named this counter: it must be absent.
             let id = self.start_read(&key, scan.start, scan.invoke);
             self.end_read(&key, id, op, event, value.as_i64());
             touched.push(key);
@@ -532,7 +545,7 @@ impl CounterChecker {
             counter.reads = waiting;
             let judged: Vec<Option<ReadBounds>> = ready
                 .into_iter()
-                .map(|read| judge(counter, read, &mut self.resurrections))
+                .map(|read| judge(counter, read, self.reading, &mut self.resurrections))
                 .collect();
             for bounds in judged {
                 self.record(bounds);
@@ -585,15 +598,25 @@ impl CounterChecker {
         let figures = result.keys.entry(bounds.key.clone()).or_default();
         result.reads += 1;
         figures.reads += 1;
-        if let Some((error, direction, nearest)) = bounds.error() {
-            if bounds.resurrection {
-                figures.resurrected += 1;
-            } else if direction == Direction::Over {
-                result.overcount.record(error, nearest);
-                figures.overcount.record(error, nearest);
-            } else {
-                result.undercount.record(error, nearest);
-                figures.undercount.record(error, nearest);
+        if let Some(misread) = bounds.misread() {
+            match misread {
+                _ if bounds.resurrection => figures.resurrected += 1,
+                Misread::Over(error, nearest) => {
+                    result.overcount.record(error, nearest);
+                    figures.overcount.record(error, nearest);
+                }
+                Misread::Under(error, nearest) => {
+                    result.undercount.record(error, nearest);
+                    figures.undercount.record(error, nearest);
+                }
+                Misread::AbsentAsZero => {
+                    result.absent_as_zero += 1;
+                    figures.absent_as_zero += 1;
+                }
+                Misread::ZeroAsAbsent => {
+                    result.zero_as_absent += 1;
+                    figures.zero_as_absent += 1;
+                }
             }
             result.errors.push(bounds.clone());
             if result.errors.len() >= 2 * ERRORS_KEPT {
@@ -630,20 +653,24 @@ impl Counter {
 fn judge(
     counter: &Counter,
     read: PendingRead,
+    reading: Reading,
     resurrections: &mut Resurrections,
 ) -> Option<ReadBounds> {
     let end = read.end?;
     let outcomes = counter.timeline.allowed(read.start, end);
-    let values = sweep::values(&outcomes);
+    let values = sweep::values(&outcomes).read(reading);
+    let numbers = values.numbers();
     let mut bounds = read.bounds;
-    bounds.lower = values.min()?;
-    bounds.upper = values.max()?;
-    bounds.allowed = (values.ranges().len() > 1).then_some(values);
+    bounds.lower = numbers.min()?;
+    bounds.upper = numbers.max()?;
+    bounds.allowed = values;
     let Some((error, direction, nearest)) = bounds.error() else {
         return Some(bounds);
     };
     let highest = direction == Direction::Over;
-    let behind = outcomes.iter().find(|o| o.contains(nearest));
+    let behind = outcomes
+        .iter()
+        .find(|o| o.contains(Some(nearest)) || (o.absent && nearest == 0));
     if let Some(outcome) = behind {
         bounds.bound_ops = figures::kept(counter.timeline.ops_behind(outcome, highest));
         if outcome.choice.delete.is_none() {
@@ -657,10 +684,12 @@ fn judge(
         .collect();
     bounds.after_delete = before_read.last().map(|d| d.id);
     // A replica that missed several deletes can bring back counts from before any of them;
-    // the event is the latest delete that removed something.
+    // the event is the latest delete that removed something. Only a read above every
+    // allowed value brings something back; one in a gap is an over- or undercount.
     let deleted: i64 = before_read.iter().map(|d| d.before.max(0)).sum();
     let latest = before_read.iter().rev().find(|d| d.before > 0);
-    if let Some(delete) = latest.filter(|_| highest) {
+    let above_all = bounds.count() > bounds.upper;
+    if let Some(delete) = latest.filter(|_| highest && above_all) {
         if error > counter.retry_slack(delete.start, end) {
             bounds.resurrection = true;
             let read = ResurrectedRead {

@@ -2,16 +2,18 @@
 //!
 //! Times are doubled history indices: event `e` sits at `2e`, and an op can take effect at
 //! any odd point between its invoke and its completion. An ideal counter read at point `r`
-//! returns the adds placed after the last delete placed before `r`. So for a read we try
-//! every last delete `D` (or none, leaving the settled past, `base`, in force) at every
-//! point `d`, and every read point `r > d`; given `(d, r)` each add is forced in (it must
-//! lie in `(d, r)`), free (it may or may not), or out, and each other delete must fit
-//! outside `(d, r)`. Only points just after an event need trying, since nothing changes
-//! between events. Free adds of ±1 make every sum between their negatives and positives,
-//! so the union is exact then; with larger deltas it is the enclosing range, never narrower.
+//! returns the adds placed after the last delete placed before `r`, or absent when there
+//! are none. So for a read we try every last delete `D` (or none, leaving the settled past,
+//! `base`, in force) at every point `d`, and every read point `r > d`; given `(d, r)` each
+//! add is forced in (it must lie in `(d, r)`), free (it may or may not), or out, and each
+//! other delete must fit outside `(d, r)`. Only points just after an event need trying,
+//! since nothing changes between events. Free adds of ±1 make every sum between their
+//! negatives and positives, so the union is exact then; with larger deltas it is the
+//! subset sums, merged past 16 ranges, never narrower.
 
 use super::frame::{End, Frame, WindowOp};
-use super::ranges::RangeSet;
+use super::subsets::{Spans, Subsets};
+use super::values::Values;
 
 /// Which placement produced a range of values, to name the ops behind a bound.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -22,30 +24,72 @@ pub struct Choice {
     pub delete_at: u64,
     /// Where the read took effect.
     pub read_at: u64,
+    /// A timed-out delete struck before the settled past ended (the settled states it left,
+    /// or the chosen delete timed out): an add in play that began before then may be gone.
+    pub struck: bool,
 }
 
-/// A range of values one placement allows (a placement may allow several).
+/// What one placement allows: absent, or a range of counts (a placement may allow several).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Outcome {
-    /// The smallest value.
+    /// The counter is absent (`lo` and `hi` are then 0).
+    pub absent: bool,
+    /// The smallest count.
     pub lo: i64,
-    /// The largest value.
+    /// The largest count.
     pub hi: i64,
     /// The placement.
     pub choice: Choice,
 }
 
 impl Outcome {
-    /// Whether `value` is in the range.
-    pub fn contains(&self, value: i64) -> bool {
-        self.lo <= value && value <= self.hi
+    /// Whether a read that returned `value` fits this outcome.
+    pub fn contains(&self, value: Option<i64>) -> bool {
+        match value {
+            None => self.absent,
+            Some(n) => !self.absent && self.lo <= n && n <= self.hi,
+        }
     }
 }
 
-/// The sums of a placement's adds: one range when every free delta is ±1.
-enum Sums {
-    Range(i64, i64),
-    Set(RangeSet),
+/// The sums of a placement's free adds: one range when every free delta is 0 or ±1.
+enum Free {
+    /// Every sum from `all.0` to `all.1`; the non-empty subsets give `some`, if any.
+    Units {
+        all: [(i64, i64); 1],
+        some: Option<[(i64, i64); 1]>,
+    },
+    /// Subset by subset.
+    Set(Subsets),
+}
+
+impl Free {
+    fn some(&self) -> Spans<'_> {
+        match self {
+            Free::Units { some: Some(r), .. } => Spans {
+                ranges: r,
+                zero: false,
+            },
+            Free::Units { some: None, .. } => Spans::NONE,
+            Free::Set(set) => set.some(),
+        }
+    }
+
+    fn all(&self) -> Spans<'_> {
+        match self {
+            Free::Units { all, .. } => Spans {
+                ranges: all,
+                zero: false,
+            },
+            Free::Set(set) => set.all(),
+        }
+    }
+}
+
+/// A placement's adds: the sum of those forced in (none when no add is), and the free ones.
+struct Placed {
+    forced: Option<i64>,
+    free: Free,
 }
 
 /// Op id standing for a delete that timed out before the settled past and may land anywhere.
@@ -68,7 +112,7 @@ pub fn allowed(frame: &Frame, reads: (u64, u64)) -> Vec<Outcome> {
     let read_points = points_within(frame.ops, first, last);
     let mut outcomes = Vec::new();
     for delete in deletes(frame) {
-        let (id, start, end) = delete;
+        let (id, start, end, struck) = delete;
         let lowest = frame.floor.max(2 * start + 1) | 1;
         let highest = end.map_or(last, |b| (2 * b - 1).min(last));
         let delete_points = match id {
@@ -81,9 +125,10 @@ pub fn allowed(frame: &Frame, reads: (u64, u64)) -> Vec<Outcome> {
                     delete: id,
                     delete_at,
                     read_at,
+                    struck,
                 };
-                if let Some(sums) = evaluate(frame, choice) {
-                    push_outcomes(frame, choice, &sums, &mut outcomes);
+                if let Some(placed) = evaluate(frame, choice) {
+                    push_outcomes(frame, choice, &placed, &mut outcomes);
                 }
             }
         }
@@ -92,8 +137,12 @@ pub fn allowed(frame: &Frame, reads: (u64, u64)) -> Vec<Outcome> {
 }
 
 /// The union of the outcomes' values.
-pub fn values(outcomes: &[Outcome]) -> RangeSet {
-    RangeSet::from_ranges(outcomes.iter().map(|o| (o.lo, o.hi)).collect())
+pub fn values(outcomes: &[Outcome]) -> Values {
+    let counts = outcomes.iter().filter(|o| !o.absent).map(|o| (o.lo, o.hi));
+    Values {
+        absent: outcomes.iter().any(|o| o.absent),
+        counts: super::ranges::RangeSet::from_ranges(counts.collect()),
+    }
 }
 
 /// The ids of the adds that make up a placement's lowest or highest value.
@@ -110,14 +159,20 @@ pub fn ops_behind(frame: &Frame, choice: Choice, highest: bool) -> Vec<u64> {
         .collect()
 }
 
-/// Every candidate last delete: none, each delete of the window, the floating one.
-fn deletes(frame: &Frame) -> Vec<(Option<u64>, u64, Option<u64>)> {
-    let mut all = vec![(None, 0, None)];
+/// Every candidate last delete (its id, invoke, completion and whether it timed out):
+/// none (from the clean settled states, and from those a timed-out delete left), each
+/// delete of the window, the floating one.
+fn deletes(frame: &Frame) -> Vec<(Option<u64>, u64, Option<u64>, bool)> {
+    let mut all = vec![(None, 0, None, false)];
+    if !frame.struck.is_empty() {
+        all.push((None, 0, None, true));
+    }
     for op in frame.ops.iter().filter(|op| op.delta.is_none()) {
-        all.push((Some(op.id), op.start, op.end.at()));
+        let timed_out = matches!(op.end, End::Never(_));
+        all.push((Some(op.id), op.start, op.end.at(), timed_out));
     }
     if frame.floating_delete {
-        all.push((Some(FLOATING_DELETE), 0, None));
+        all.push((Some(FLOATING_DELETE), 0, None, true));
     }
     all
 }
@@ -141,43 +196,82 @@ fn points_within(ops: &[WindowOp], first: u64, last: u64) -> Vec<u64> {
     points
 }
 
-/// Adds each range of `sums` plus the floating adds (plus the settled past, when no delete
-/// of the window came last), skipping a repeat of the range just added.
-fn push_outcomes(frame: &Frame, choice: Choice, sums: &Sums, out: &mut Vec<Outcome>) {
-    let single;
-    let sums = match sums {
-        Sums::Range(lo, hi) => {
-            single = [(*lo, *hi)];
-            &single[..]
+/// Adds what a placement allows: its adds, the floating adds and, when no delete of the
+/// window came last, the settled past. The counter is absent when no add took effect since
+/// the last delete (or ever); a repeat of the range just added is skipped.
+fn push_outcomes(frame: &Frame, choice: Choice, placed: &Placed, out: &mut Vec<Outcome>) {
+    let floating = frame.floating;
+    let settled = if choice.struck {
+        frame.struck
+    } else {
+        frame.base
+    };
+    let (base_absent, base) = match choice.delete {
+        None => (settled.absent, settled.counts.ranges()),
+        Some(_) => (true, &[][..]),
+    };
+    let mut push = |lo: i64, hi: i64| {
+        let repeat =
+            |o: &Outcome| !o.absent && (o.lo, o.hi) == (lo, hi) && o.choice.struck == choice.struck;
+        if out.last().is_some_and(repeat) {
+            return;
         }
-        Sums::Set(set) => set.ranges(),
+        out.push(Outcome {
+            absent: false,
+            lo,
+            hi,
+            choice,
+        });
     };
-    let no_base = [(0, 0)];
-    let base = match choice.delete {
-        None => frame.base.ranges(),
-        Some(_) => &no_base[..],
-    };
-    for &(a, b) in sums {
-        for &(c, d) in frame.floating.ranges() {
-            for &(e, f) in base {
-                let (lo, hi) = (
-                    a.saturating_add(c).saturating_add(e),
-                    b.saturating_add(d).saturating_add(f),
+    let mut combine = |start: (i64, i64), adds: Spans, floats: Spans| {
+        for (a, b) in adds.iter() {
+            for (c, d) in floats.iter() {
+                push(
+                    start.0.saturating_add(a).saturating_add(c),
+                    start.1.saturating_add(b).saturating_add(d),
                 );
-                if out.last().is_some_and(|o| (o.lo, o.hi) == (lo, hi)) {
-                    continue;
-                }
-                out.push(Outcome { lo, hi, choice });
+            }
+        }
+    };
+    let start = |shift: i64| {
+        move |(lo, hi): (i64, i64)| (lo.saturating_add(shift), hi.saturating_add(shift))
+    };
+    match placed.forced {
+        // Some add took effect: an absent start counts as 0.
+        Some(forced) => {
+            let starts = Spans {
+                ranges: base,
+                zero: base_absent,
+            };
+            for s in starts.iter().map(start(forced)) {
+                combine(s, placed.free.all(), floating.all());
+            }
+        }
+        None => {
+            for &s in base {
+                combine(s, placed.free.all(), floating.all());
+            }
+            if base_absent {
+                // From absent: some free add took effect, or only floating ones, or none.
+                combine((0, 0), placed.free.some(), floating.all());
+                combine((0, 0), Spans::ZERO, floating.some());
+                out.push(Outcome {
+                    absent: true,
+                    lo: 0,
+                    hi: 0,
+                    choice,
+                });
             }
         }
     }
 }
 
-/// The sums a placement allows from the window's adds, or none if some other delete cannot
-/// be placed outside `(delete_at, read_at)`. Free adds of ±1 make every sum between their
-/// negatives and positives; larger ones are summed subset by subset.
-fn evaluate(frame: &Frame, choice: Choice) -> Option<Sums> {
-    let (mut forced, mut low, mut high, mut units) = (0i64, 0i64, 0i64, true);
+/// The adds a placement allows from the window, or none if some other delete cannot be
+/// placed outside `(delete_at, read_at)`. Free adds of 0 and ±1 make every sum between
+/// their negatives and positives; larger ones are summed subset by subset.
+fn evaluate(frame: &Frame, choice: Choice) -> Option<Placed> {
+    let (mut forced, mut any_forced) = (0i64, false);
+    let (mut low, mut high, mut zero, mut units) = (0i64, 0i64, false, true);
     for op in frame.ops {
         match op.delta {
             None if Some(op.id) == choice.delete => {}
@@ -187,35 +281,45 @@ fn evaluate(frame: &Frame, choice: Choice) -> Option<Sums> {
                 }
             }
             Some(delta) => match part(frame, op, choice) {
-                Part::Forced => forced = forced.saturating_add(delta),
+                Part::Forced => {
+                    forced = forced.saturating_add(delta);
+                    any_forced = true;
+                }
                 Part::Free => {
                     low = low.saturating_add(delta.min(0));
                     high = high.saturating_add(delta.max(0));
+                    zero |= delta == 0;
                     units &= delta.unsigned_abs() <= 1;
                 }
                 Part::Out => {}
             },
         }
     }
+    let forced = any_forced.then_some(forced);
     if units {
-        return Some(Sums::Range(forced + low, forced + high));
+        // Non-empty subsets of units reach 0 only through an add of 0, or a +1 and a -1.
+        let some = match (low < 0, high > 0) {
+            (false, false) => zero.then_some([(0, 0)]),
+            (true, true) => Some([(low, high)]),
+            _ if zero => Some([(low, high)]),
+            (true, false) => Some([(low, -1)]),
+            (false, true) => Some([(1, high)]),
+        };
+        let free = Free::Units {
+            all: [(low, high)],
+            some,
+        };
+        return Some(Placed { forced, free });
     }
-    // Units make one range; each larger delta splits it in two.
-    let large = frame.ops.iter().filter_map(|op| match op.delta {
-        Some(delta) if delta.unsigned_abs() > 1 && part(frame, op, choice) == Part::Free => {
-            Some(delta)
-        }
+    let free_deltas = frame.ops.iter().filter_map(|op| match op.delta {
+        Some(delta) if part(frame, op, choice) == Part::Free => Some(delta),
         _ => None,
     });
-    let (large_low, large_high) = large
-        .clone()
-        .fold((0, 0), |(l, h), d| (l + d.min(0), h + d.max(0)));
-    let units = (
-        forced.saturating_add(low).saturating_sub(large_low),
-        forced.saturating_add(high).saturating_sub(large_high),
-    );
-    let sums = RangeSet::subset_sums(units, large);
-    Some(Sums::Set(sums))
+    let set = free_deltas.fold(Subsets::none(), |set, delta| set.with_optional(delta));
+    Some(Placed {
+        forced,
+        free: Free::Set(set),
+    })
 }
 
 /// Whether a delete other than the chosen one can lie outside `(delete_at, read_at)`.
@@ -240,9 +344,9 @@ fn part(frame: &Frame, op: &WindowOp, choice: Choice) -> Part {
         || ends_after(op, choice.read_at)
         || match choice.delete {
             Some(_) => 2 * op.start < choice.delete_at,
-            // A timed-out delete may have struck before the settled past ended, after an
-            // add that began before then: that add may be gone.
-            None => frame.floating_delete && 2 * op.start < frame.floor,
+            // A timed-out delete that left these settled states may have struck after an
+            // add that began before the settled past ended: that add may be gone.
+            None => choice.struck && 2 * op.start < frame.floor,
         };
     if can_be_out {
         Part::Free

@@ -8,8 +8,9 @@
 //! all a later read needs of that past, so memory stays proportional to the ops in flight.
 
 use super::frame::{End, Frame, WindowOp};
-use super::ranges::RangeSet;
+use super::subsets::Subsets;
 use super::sweep::{self, Outcome};
+use super::values::Values;
 
 /// How many events after its timeout an add stays in play, holding back the deletes after
 /// it, so that a retry can still join it exactly. A later retry is judged loosely (it may
@@ -19,11 +20,12 @@ pub const RETRY_GRACE: u64 = 200;
 /// One counter: its settled past and the ops in play.
 #[derive(Debug, Clone)]
 pub struct Timeline {
-    base: RangeSet,
+    base: Values,
+    struck: Values,
     floor: u64,
     floating: Vec<(u64, i64)>,
-    frozen_sums: RangeSet,
-    floating_sums: RangeSet,
+    frozen_sums: Subsets,
+    floating_sums: Subsets,
     floating_delete: bool,
     last_settled_delete: Option<u64>,
     ops: Vec<WindowOp>,
@@ -32,11 +34,12 @@ pub struct Timeline {
 impl Default for Timeline {
     fn default() -> Self {
         Timeline {
-            base: RangeSet::single(0),
+            base: Values::absent(),
+            struck: Values::default(),
             floor: 0,
             floating: Vec::new(),
-            frozen_sums: RangeSet::single(0),
-            floating_sums: RangeSet::single(0),
+            frozen_sums: Subsets::none(),
+            floating_sums: Subsets::none(),
             floating_delete: false,
             last_settled_delete: None,
             ops: Vec::new(),
@@ -48,6 +51,7 @@ impl Timeline {
     fn frame(&self) -> Frame<'_> {
         Frame {
             base: &self.base,
+            struck: &self.struck,
             floor: self.floor,
             floating: &self.floating_sums,
             floating_delete: self.floating_delete,
@@ -66,8 +70,8 @@ impl Timeline {
         sweep::ops_behind(&self.frame(), outcome.choice, highest)
     }
 
-    /// The values the counter may hold just before event `event`, counting ops still open.
-    pub fn values_before(&self, event: u64) -> RangeSet {
+    /// The states the counter may be in just before event `event`, counting ops still open.
+    pub fn values_before(&self, event: u64) -> Values {
         let point = (2 * event).saturating_sub(1).max(self.floor | 1);
         sweep::values(&sweep::allowed(&self.frame(), (point, point)))
     }
@@ -121,8 +125,8 @@ impl Timeline {
 
     fn refresh_floating_sums(&mut self) {
         let deltas = self.floating.iter().map(|(_, delta)| *delta);
-        let sums = deltas.fold(RangeSet::single(0), |sums, d| sums.with_optional(d));
-        self.floating_sums = sums.sum(&self.frozen_sums);
+        let sums = deltas.fold(Subsets::none(), |sums, d| sums.with_optional(d));
+        self.floating_sums = sums.join(&self.frozen_sums);
     }
 
     /// Forgets which op floating add `id` was: no retry can take it back any more.
@@ -161,12 +165,17 @@ impl Timeline {
         if !settled.is_empty() {
             let frame = Frame {
                 base: &self.base,
+                struck: &self.struck,
                 floor: self.floor,
-                floating: &RangeSet::single(0),
+                floating: &Subsets::none(),
                 floating_delete: self.floating_delete,
                 ops: &settled,
             };
-            self.base = sweep::values(&sweep::allowed(&frame, (point, point)));
+            let outcomes = sweep::allowed(&frame, (point, point));
+            let (struck, clean): (Vec<Outcome>, Vec<Outcome>) =
+                outcomes.into_iter().partition(|o| o.choice.struck);
+            self.base = sweep::values(&clean);
+            self.struck = sweep::values(&struck);
         }
         for op in &floated {
             self.floating.push((op.id, op.delta.unwrap_or(0)));

@@ -34,7 +34,9 @@ pub fn explain<M: Model>(
     let ops = &part.ops;
     let state = longest
         .iter()
-        .try_fold(model.init(), |state, &i| model.step(&state, &ops[i].input))
+        .try_fold(model.init(part.key.as_deref()), |state, &i| {
+            model.step(&state, &ops[i].input)
+        })
         .map_or_else(|| "(not reachable)".to_string(), |s| model.describe(&s));
     let mut in_longest = vec![false; ops.len()];
     for &i in longest {

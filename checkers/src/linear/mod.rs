@@ -15,6 +15,7 @@ pub use explain::PartitionFailure;
 pub use model::{Model, ModelError, Val};
 pub use prepare::{partitions, LinOp, Partition};
 
+use crate::ideal::Reading;
 use crate::op::Op;
 use crate::validity::Validity;
 use models::{CounterModel, KvModel, RegisterModel};
@@ -32,7 +33,8 @@ const FAILURES_EXPLAINED: usize = 10;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum ModelKind {
-    /// The ideal counter (docs/how-the-checkers-work.md), per key.
+    /// The ideal counter (`crate::ideal`), per key, or per partition where a history deletes
+    /// whole partitions.
     Counter,
     /// A read / write register.
     Register,
@@ -81,6 +83,8 @@ pub struct LinOptions {
     pub memory_limit: usize,
     /// Threads searching partitions in parallel.
     pub threads: usize,
+    /// How the counter model compares reads (`absent_is_zero`).
+    pub reading: Reading,
 }
 
 impl Default for LinOptions {
@@ -90,6 +94,7 @@ impl Default for LinOptions {
             time_limit: None,
             memory_limit: 4 << 30,
             threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            reading: Reading::default(),
         }
     }
 }
@@ -132,7 +137,8 @@ pub fn check(
                 Val::Int(n) => Some(n),
                 _ => None,
             };
-            check_model(&CounterModel { init }, history, options)
+            let model = CounterModel::for_history(init, options.reading, history)?;
+            check_model(&model, history, options)
         }
         ModelKind::Register => check_model(&RegisterModel { init, cas: false }, history, options),
         ModelKind::CasRegister => check_model(&RegisterModel { init, cas: true }, history, options),
@@ -205,7 +211,7 @@ fn search_all<M: Model>(
         for _ in 0..threads {
             scope.spawn(|| {
                 while let Some(&i) = order.get(next.fetch_add(1, Ordering::Relaxed)) {
-                    let verdict = search(model, &parts[i].ops, &limits);
+                    let verdict = search(model, parts[i].key.as_deref(), &parts[i].ops, &limits);
                     verdicts.lock().unwrap_or_else(|e| e.into_inner())[i] = Some(verdict);
                 }
             });

@@ -75,8 +75,8 @@ pub trait Model: Sync {
     /// One operation: its call and, when known, what it returned.
     type Input: Send + Sync + Eq + Hash + std::fmt::Debug;
 
-    /// The state before any operation.
-    fn init(&self) -> Self::State;
+    /// The state of partition `partition` (see `partition`) before any operation.
+    fn init(&self, partition: Option<&str>) -> Self::State;
 
     /// Which independent object (partition) an op acts on; all ops of one partition are
     /// checked together, partitions separately (P-compositionality).

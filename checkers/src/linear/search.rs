@@ -92,7 +92,7 @@ struct Search<'a, M: Model> {
 }
 
 impl<'a, M: Model> Search<'a, M> {
-    fn new(model: &'a M, ops: &'a [LinOp<M::Input>]) -> Self {
+    fn new(model: &'a M, key: Option<&str>, ops: &'a [LinOp<M::Input>]) -> Self {
         let events = Events::new(ops);
         let mut classes = Classes::new(ops);
         classes.refresh(&events, ops);
@@ -105,7 +105,7 @@ impl<'a, M: Model> Search<'a, M> {
             cache: HashSet::default(),
             held: 0,
             stack: Vec::new(),
-            state: model.init(),
+            state: model.init(key),
             longest: Vec::new(),
             at_peak: false,
         }
@@ -232,8 +232,13 @@ impl<'a, M: Model> Search<'a, M> {
 }
 
 /// Decides whether the ops of one partition are linearizable with respect to `model`.
-pub fn search<M: Model>(model: &M, ops: &[LinOp<M::Input>], limits: &Limits) -> Verdict {
-    let mut search = Search::new(model, ops);
+pub fn search<M: Model>(
+    model: &M,
+    key: Option<&str>,
+    ops: &[LinOp<M::Input>],
+    limits: &Limits,
+) -> Verdict {
+    let mut search = Search::new(model, key, ops);
     let verdict = search.run(limits);
     limits.memory_used.fetch_sub(search.held, Ordering::Relaxed);
     verdict

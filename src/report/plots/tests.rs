@@ -64,6 +64,10 @@ fn bounds(key: &str, time: u64, value: i64, (lower, upper): (i64, i64)) -> ReadB
         value: Some(value),
         lower,
         upper,
+        allowed: checkers::counter::Values {
+            absent: false,
+            counts: checkers::counter::RangeSet::from_ranges(vec![(lower, upper)]),
+        },
         ..ReadBounds::default()
     }
 }

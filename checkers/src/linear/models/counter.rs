@@ -1,33 +1,128 @@
-//! The ideal counter (docs/how-the-checkers-work.md): `add(d)` sets it to `(current or 0) + d`, `delete` makes
-//! it absent, `read` returns it (`null` when absent).
+//! The ideal counter (`crate::ideal`) as a sequential model: per key, or per partition for
+//! the partitions a history deletes whole, so that a partition delete is checked too.
 
+use crate::ideal::{self, Count, Reading};
 use crate::linear::model::{unknown_f, Model, ModelError};
-use crate::op::{Op, F};
+use crate::op::{Op, OpType, F};
+use std::collections::HashMap;
+use std::sync::Arc;
 
-/// One counter operation.
+/// One counter operation; the cell is the counter's number within a partition checked
+/// whole (0 for a counter checked alone).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum CounterInput {
-    /// Add a delta.
-    Add(i64),
-    /// Make the counter absent.
-    Delete,
-    /// Read, with what it returned (`None`: the counter was absent).
-    Read(Option<i64>),
+    /// Add a delta to a counter.
+    Add(u32, i64),
+    /// Make a counter absent; `None`: every counter of the partition.
+    Delete(Option<u32>),
+    /// Read a counter, with what it returned (`None`: absent).
+    Read(u32, Count),
+}
+
+/// A counter's state, or the state of a partition checked whole.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum CounterState {
+    /// One counter.
+    One(Count),
+    /// The counters of a partition that are present, by cell number.
+    Cells(Arc<[(u32, i64)]>),
 }
 
 /// The ideal counter, starting from `init` (`None`: absent; Jepsen's counter starts at 0).
 #[derive(Debug, Clone, Default)]
 pub struct CounterModel {
-    /// The value before any operation.
-    pub init: Option<i64>,
+    /// The value of a counter before any operation.
+    pub init: Count,
+    /// How reads are compared.
+    pub reading: Reading,
+    /// The partitions checked whole, and their counters' numbers.
+    whole: HashMap<String, HashMap<String, u32>>,
+    /// Counter names by number, for explanations.
+    names: Vec<String>,
+}
+
+impl CounterModel {
+    /// The model for `history`: a partition that some delete deletes whole is checked as
+    /// one object (an `init` applies to single counters only).
+    pub fn for_history(init: Count, reading: Reading, history: &[Op]) -> Result<Self, ModelError> {
+        let mut model = CounterModel {
+            init,
+            reading,
+            ..CounterModel::default()
+        };
+        let is_partition_delete = |op: &&Op| {
+            op.process.is_client()
+                && op.kind == OpType::Invoke
+                && op.f == F::Delete
+                && op.key.as_deref().is_some_and(ideal::deletes_partition)
+        };
+        for op in history.iter().filter(is_partition_delete) {
+            let partition = op.key.clone().unwrap_or_default();
+            if init.is_some() {
+                return Err(ModelError {
+                    index: op.index,
+                    message: format!(
+                        "the delete of the whole partition `{partition}` needs counters that start absent; drop --init"
+                    ),
+                });
+            }
+            model.whole.entry(partition).or_default();
+        }
+        for op in history.iter().filter(|op| op.process.is_client()) {
+            let Some(key) = op.key.as_deref().filter(|k| !ideal::deletes_partition(k)) else {
+                continue;
+            };
+            if let Some(cells) = model.whole.get_mut(ideal::partition_of(key)) {
+                if !cells.contains_key(key) {
+                    cells.insert(key.to_string(), model.names.len() as u32);
+                    model.names.push(key.to_string());
+                }
+            }
+        }
+        Ok(model)
+    }
+
+    /// The number of the counter `key` in its partition checked whole; 0 otherwise.
+    fn cell(&self, key: &str) -> u32 {
+        let cells = self.whole.get(ideal::partition_of(key));
+        cells.and_then(|c| c.get(key)).copied().unwrap_or(0)
+    }
+}
+
+/// The state of cell `cell` in a partition's present counters.
+fn lookup(cells: &[(u32, i64)], cell: u32) -> Count {
+    let at = cells.binary_search_by_key(&cell, |c| c.0).ok()?;
+    Some(cells[at].1)
+}
+
+/// The partition's counters with cell `cell` set to `count`.
+fn with(cells: &[(u32, i64)], cell: u32, count: Count) -> Arc<[(u32, i64)]> {
+    let mut next: Vec<(u32, i64)> = cells.iter().copied().filter(|c| c.0 != cell).collect();
+    if let Some(n) = count {
+        let at = next.partition_point(|c| c.0 < cell);
+        next.insert(at, (cell, n));
+    }
+    next.into()
 }
 
 impl Model for CounterModel {
-    type State = Option<i64>;
+    type State = CounterState;
     type Input = CounterInput;
 
-    fn init(&self) -> Option<i64> {
-        self.init
+    fn init(&self, partition: Option<&str>) -> CounterState {
+        match partition.filter(|p| self.whole.contains_key(*p)) {
+            Some(_) => CounterState::Cells(Arc::new([])),
+            None => CounterState::One(self.init),
+        }
+    }
+
+    fn partition(&self, call: &Op) -> Option<String> {
+        let key = call.key.as_deref()?;
+        let partition = ideal::partition_of(key);
+        Some(match self.whole.contains_key(partition) {
+            true => partition.to_string(),
+            false => key.to_string(),
+        })
     }
 
     fn input(&self, call: &Op, ret: Option<&Op>) -> Result<Option<CounterInput>, ModelError> {
@@ -35,45 +130,75 @@ impl Model for CounterModel {
             index: call.index,
             message,
         };
+        let key = call.key.as_deref().unwrap_or_default();
+        let cell = self.cell(key);
         Ok(match call.f {
-            F::Add => Some(CounterInput::Add(call.delta().ok_or_else(|| {
-                bad(format!("an add needs an integer delta, got {}", call.value))
-            })?)),
-            F::Delete if call.key.as_deref().is_some_and(|k| !k.contains('/')) => {
-                return Err(bad(format!(
-                    "a delete of the whole partition `{}` spans counters, which this per-key model cannot check",
-                    call.key.as_deref().unwrap_or_default()
-                )))
-            }
-            F::Delete => Some(CounterInput::Delete),
+            F::Add => Some(CounterInput::Add(
+                cell,
+                call.delta().ok_or_else(|| {
+                    bad(format!("an add needs an integer delta, got {}", call.value))
+                })?,
+            )),
+            F::Delete if ideal::deletes_partition(key) => Some(CounterInput::Delete(None)),
+            F::Delete => Some(CounterInput::Delete(Some(cell))),
             // A scan reads many counters at once; leaving it out only loosens the check.
             F::Scan => None,
             F::Read => match ret {
                 None => None,
-                Some(ret) => Some(CounterInput::Read(ret.read_value().ok_or_else(|| {
-                    bad(format!(
-                        "a read must return an integer or null, got {}",
-                        ret.value
-                    ))
-                })?)),
+                Some(ret) => Some(CounterInput::Read(
+                    cell,
+                    ret.read_value().ok_or_else(|| {
+                        bad(format!(
+                            "a read must return an integer or null, got {}",
+                            ret.value
+                        ))
+                    })?,
+                )),
             },
             _ => return Err(unknown_f(call, "counter", "add, delete, read, scan")),
         })
     }
 
-    fn step(&self, state: &Option<i64>, input: &CounterInput) -> Option<Option<i64>> {
-        match input {
-            CounterInput::Add(d) => Some(Some(state.unwrap_or(0).wrapping_add(*d))),
-            CounterInput::Delete => Some(None),
-            CounterInput::Read(v) => (v == state).then_some(*state),
-        }
+    fn step(&self, state: &CounterState, input: &CounterInput) -> Option<CounterState> {
+        use CounterInput::{Add, Delete, Read};
+        use CounterState::{Cells, One};
+        Some(match (state, input) {
+            (One(count), Add(_, d)) => One(ideal::add(*count, *d)),
+            (One(_), Delete(_)) => One(None),
+            (One(count), Read(_, v)) => {
+                return self.reading.fits(*count, *v).then_some(One(*count))
+            }
+            (Cells(cells), Add(c, d)) => Cells(with(cells, *c, ideal::add(lookup(cells, *c), *d))),
+            (Cells(cells), Delete(Some(c))) => Cells(with(cells, *c, None)),
+            (Cells(_), Delete(None)) => Cells(Arc::new([])),
+            (Cells(cells), Read(c, v)) => {
+                return self
+                    .reading
+                    .fits(lookup(cells, *c), *v)
+                    .then(|| state.clone())
+            }
+        })
     }
 
     fn is_read_only(&self, input: &Self::Input) -> bool {
-        matches!(input, CounterInput::Read(_))
+        matches!(input, CounterInput::Read(..))
     }
 
-    fn describe(&self, state: &Option<i64>) -> String {
-        state.map_or("absent".to_string(), |n| n.to_string())
+    fn describe(&self, state: &CounterState) -> String {
+        let count = |c: Count| c.map_or("absent".to_string(), |n| n.to_string());
+        match state {
+            CounterState::One(c) => count(*c),
+            CounterState::Cells(cells) if cells.is_empty() => "every counter absent".to_string(),
+            CounterState::Cells(cells) => {
+                let named = cells.iter().map(|(c, n)| {
+                    let name = self.names.get(*c as usize).map_or("?", String::as_str);
+                    format!("{name} = {n}")
+                });
+                format!(
+                    "{}; the others absent",
+                    named.collect::<Vec<_>>().join(", ")
+                )
+            }
+        }
     }
 }

@@ -34,7 +34,7 @@ impl Model for KvModel {
     type State = Arc<str>;
     type Input = KvInput;
 
-    fn init(&self) -> Arc<str> {
+    fn init(&self, _partition: Option<&str>) -> Arc<str> {
         "".into()
     }
 

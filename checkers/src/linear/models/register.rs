@@ -39,7 +39,7 @@ impl Model for RegisterModel {
     type State = Val;
     type Input = RegisterInput;
 
-    fn init(&self) -> Val {
+    fn init(&self, _partition: Option<&str>) -> Val {
         self.init.clone()
     }
 

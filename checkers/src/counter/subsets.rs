@@ -1,0 +1,119 @@
+//! The sums of the subsets of some adds that may or may not take effect, with the empty
+//! subset told apart: any add, of 0 too, makes an absent counter exist; none leaves it as
+//! it was.
+
+use super::ranges::RangeSet;
+
+/// Sums of the non-empty subsets of some optional adds (the empty one is implied).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Subsets {
+    some: RangeSet,
+}
+
+impl Subsets {
+    /// The subsets of no adds: only the empty one.
+    pub fn none() -> Self {
+        Self::default()
+    }
+
+    /// The subsets with one more optional add of `delta`.
+    pub fn with_optional(&self, delta: i64) -> Self {
+        let shifted = self.some.plus((delta, delta));
+        Subsets {
+            some: RangeSet::union([self.some.clone(), shifted, RangeSet::single(delta)]),
+        }
+    }
+
+    /// The subsets of both groups of adds together.
+    pub fn join(&self, other: &Subsets) -> Self {
+        let both = self.some.sum(&other.some);
+        Subsets {
+            some: RangeSet::union([self.some.clone(), other.some.clone(), both]),
+        }
+    }
+
+    /// The sums of the non-empty subsets.
+    pub fn some(&self) -> Spans<'_> {
+        Spans {
+            ranges: self.some.ranges(),
+            zero: false,
+        }
+    }
+
+    /// The sums of every subset, the empty one (0) included.
+    pub fn all(&self) -> Spans<'_> {
+        Spans {
+            ranges: self.some.ranges(),
+            zero: true,
+        }
+    }
+}
+
+/// Ranges of sums to combine without building a set: `ranges`, and `0` when `zero`.
+#[derive(Debug, Clone, Copy)]
+pub struct Spans<'a> {
+    /// The ranges, inclusive.
+    pub ranges: &'a [(i64, i64)],
+    /// The sum 0 as well.
+    pub zero: bool,
+}
+
+impl<'a> Spans<'a> {
+    /// Nothing.
+    pub const NONE: Spans<'static> = Spans {
+        ranges: &[],
+        zero: false,
+    };
+
+    /// Only 0.
+    pub const ZERO: Spans<'static> = Spans {
+        ranges: &[],
+        zero: true,
+    };
+
+    /// The ranges, then `(0, 0)` if it is there.
+    pub fn iter(self) -> impl Iterator<Item = (i64, i64)> + 'a {
+        self.ranges
+            .iter()
+            .copied()
+            .chain(self.zero.then_some((0, 0)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn listed(spans: Spans) -> RangeSet {
+        RangeSet::from_ranges(spans.iter().collect())
+    }
+
+    #[test]
+    fn the_empty_subset_is_apart_from_a_subset_that_sums_to_zero() {
+        let five = Subsets::none().with_optional(5);
+        assert_eq!(listed(five.some()).ranges(), &[(5, 5)]);
+        assert_eq!(listed(five.all()).ranges(), &[(0, 0), (5, 5)]);
+        let balanced = five.with_optional(-5);
+        assert_eq!(
+            listed(balanced.some()).ranges(),
+            &[(-5, -5), (0, 0), (5, 5)]
+        );
+        assert_eq!(
+            listed(Subsets::none().with_optional(0).some()).ranges(),
+            &[(0, 0)]
+        );
+        assert!(listed(Subsets::none().some()).is_empty());
+    }
+
+    #[test]
+    fn two_groups_join_as_one() {
+        let a = Subsets::none().with_optional(2);
+        let b = Subsets::none().with_optional(3).with_optional(-3);
+        let joined = a.join(&b);
+        let direct = Subsets::none()
+            .with_optional(2)
+            .with_optional(3)
+            .with_optional(-3);
+        assert_eq!(joined, direct);
+    }
+}

@@ -1,0 +1,184 @@
+//! The values a read may return, absent included, and what is wrong with a read that
+//! returned something else: the one judgement every checker of counts applies.
+
+use super::ranges::RangeSet;
+use crate::ideal::{Count, Reading};
+use serde::{Deserialize, Serialize};
+
+/// A set of counter states: absent, and sets of counts.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Values {
+    /// The counter may be absent.
+    pub absent: bool,
+    /// The counts it may hold.
+    pub counts: RangeSet,
+}
+
+impl Values {
+    /// Only absent: a counter never written, or just deleted.
+    pub fn absent() -> Self {
+        Values {
+            absent: true,
+            counts: RangeSet::default(),
+        }
+    }
+
+    /// Only the count `n`.
+    pub fn count(n: i64) -> Self {
+        Values {
+            absent: false,
+            counts: RangeSet::single(n),
+        }
+    }
+
+    /// Whether a counter in some state of the set may read as `returned`.
+    pub fn contains(&self, returned: Count) -> bool {
+        match returned {
+            None => self.absent,
+            Some(n) => self.counts.contains(n),
+        }
+    }
+
+    /// Whether the set holds no state.
+    pub fn is_empty(&self) -> bool {
+        !self.absent && self.counts.is_empty()
+    }
+
+    /// The set as reads compare it: under `absent_is_zero`, absent is the count 0.
+    pub fn read(&self, reading: Reading) -> Values {
+        if reading.absent_is_zero && self.absent {
+            Values {
+                absent: false,
+                counts: RangeSet::union([self.counts.clone(), RangeSet::single(0)]),
+            }
+        } else {
+            self.clone()
+        }
+    }
+
+    /// The counts, with absent as 0: what distances and charts measure against.
+    pub fn numbers(&self) -> RangeSet {
+        if self.absent {
+            RangeSet::union([self.counts.clone(), RangeSet::single(0)])
+        } else {
+            self.counts.clone()
+        }
+    }
+
+    /// Every state of either set.
+    pub fn union(sets: impl IntoIterator<Item = Values>) -> Values {
+        let mut absent = false;
+        let counts = RangeSet::union(sets.into_iter().map(|v| {
+            absent |= v.absent;
+            v.counts
+        }));
+        Values { absent, counts }
+    }
+}
+
+/// `absent or 0..=3 or 5`.
+impl std::fmt::Display for Values {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match (self.absent, self.counts.is_empty()) {
+            (true, true) => f.write_str("absent"),
+            (true, false) => write!(f, "absent or {}", self.counts),
+            (false, true) => f.write_str("nothing"),
+            (false, false) => write!(f, "{}", self.counts),
+        }
+    }
+}
+
+/// What is wrong with a read no state of its allowed set explains.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Misread {
+    /// Above the nearest allowed count (absent counts as 0): by how much, and that count.
+    Over(i64, i64),
+    /// Below the nearest allowed count: by how much, and that count.
+    Under(i64, i64),
+    /// Returned 0 for a counter that must be absent (and holds no 0).
+    AbsentAsZero,
+    /// Returned `null` for a counter that must exist, and may hold 0.
+    ZeroAsAbsent,
+}
+
+impl Misread {
+    /// How far the read was from what is allowed: 0 for a read wrong only about existence.
+    pub fn error(self) -> i64 {
+        match self {
+            Misread::Over(by, _) | Misread::Under(by, _) => by,
+            Misread::AbsentAsZero | Misread::ZeroAsAbsent => 0,
+        }
+    }
+}
+
+/// What is wrong with a read that returned `returned`, if no state of `allowed` explains
+/// it. A read in a gap between allowed counts is off by the distance to the nearest one; a
+/// read wrong only about existence says so.
+pub fn misread(allowed: &Values, returned: Count) -> Option<Misread> {
+    if allowed.contains(returned) {
+        return None;
+    }
+    match returned {
+        None if allowed.counts.contains(0) => return Some(Misread::ZeroAsAbsent),
+        Some(0) if allowed.absent => return Some(Misread::AbsentAsZero),
+        _ => {}
+    }
+    let value = returned.unwrap_or(0);
+    let (below, above) = allowed.numbers().neighbours(value);
+    let over = below.map(|b| Misread::Over(value.saturating_sub(b), b));
+    let under = above.map(|a| Misread::Under(a.saturating_sub(value), a));
+    match (over, under) {
+        (Some(o), Some(u)) => Some(if u.error() < o.error() { u } else { o }),
+        (o, u) => o.or(u),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn values(absent: bool, ranges: &[(i64, i64)]) -> Values {
+        Values {
+            absent,
+            counts: RangeSet::from_ranges(ranges.to_vec()),
+        }
+    }
+
+    #[test]
+    fn a_read_of_zero_where_only_absent_fits_is_absent_as_zero() {
+        let deleted = Values::absent();
+        assert_eq!(misread(&deleted, None), None);
+        assert_eq!(misread(&deleted, Some(0)), Some(Misread::AbsentAsZero));
+        assert_eq!(misread(&deleted, Some(3)), Some(Misread::Over(3, 0)));
+        assert_eq!(misread(&deleted, Some(-2)), Some(Misread::Under(2, 0)));
+    }
+
+    #[test]
+    fn a_null_read_where_zero_must_be_held_is_zero_as_absent() {
+        let zero = Values::count(0);
+        assert_eq!(misread(&zero, None), Some(Misread::ZeroAsAbsent));
+        assert_eq!(misread(&Values::count(5), None), Some(Misread::Under(5, 5)));
+    }
+
+    #[test]
+    fn a_read_in_a_gap_is_off_by_the_distance_to_the_nearest_allowed_value() {
+        // add 5, delete, add 5 in flight: absent or 5.
+        let allowed = values(true, &[(5, 5)]);
+        assert_eq!(misread(&allowed, Some(2)), Some(Misread::Over(2, 0)));
+        assert_eq!(misread(&allowed, Some(4)), Some(Misread::Under(1, 5)));
+        assert_eq!(misread(&allowed, Some(7)), Some(Misread::Over(2, 5)));
+        assert_eq!(misread(&allowed, Some(0)), Some(Misread::AbsentAsZero));
+        assert_eq!(allowed.to_string(), "absent or 5");
+    }
+
+    #[test]
+    fn absent_is_zero_folds_absent_into_the_counts() {
+        let lenient = Reading {
+            absent_is_zero: true,
+        };
+        let allowed = Values::absent().read(lenient);
+        assert_eq!(misread(&allowed, lenient.of(None)), None);
+        assert_eq!(misread(&allowed, Some(0)), None);
+        assert_eq!(allowed, Values::count(0));
+    }
+}

@@ -1,0 +1,88 @@
+//! The ideal counter every checker judges against: what an add, a delete and a read do,
+//! which counters a delete reaches, and how what a read returned is compared.
+//!
+//! A counter is absent until its first add, and again after a delete. `add(d)` sets it to
+//! `(current or 0) + d`, so an add of any delta (0 too) makes it exist. A row delete and a
+//! column delete (`partition/cell`) make that counter absent; a partition delete
+//! (`partition`) makes every counter of the partition absent. A read returns the count, or
+//! `null` when the counter is absent: absent is not 0, unless the target cannot tell them
+//! apart and the run says so (`absent_is_zero`).
+
+/// A counter's state: `None` when absent, else its count.
+pub type Count = Option<i64>;
+
+/// The state after adding `delta` to a counter in `state`.
+pub fn add(state: Count, delta: i64) -> Count {
+    Some(state.unwrap_or(0).wrapping_add(delta))
+}
+
+/// The partition of a counter key (`partition/cell`), or the key itself for a partition.
+pub fn partition_of(key: &str) -> &str {
+    key.split_once('/').map_or(key, |(partition, _)| partition)
+}
+
+/// Whether a delete of `key` deletes a whole partition (its key names no cell).
+pub fn deletes_partition(key: &str) -> bool {
+    !key.contains('/')
+}
+
+/// Whether a delete of `target` reaches the counter `key`.
+pub fn reaches(target: &str, key: &str) -> bool {
+    target == key || (deletes_partition(target) && partition_of(key) == target)
+}
+
+/// How reads are compared with the ideal counter.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Reading {
+    /// The target cannot tell an absent counter from one that holds 0: both read as 0.
+    pub absent_is_zero: bool,
+}
+
+impl Reading {
+    /// What a read of a counter in `state` returns, as compared.
+    pub fn of(self, state: Count) -> Count {
+        if self.absent_is_zero {
+            Some(state.unwrap_or(0))
+        } else {
+            state
+        }
+    }
+
+    /// Whether a read that returned `returned` fits a counter in `state`.
+    pub fn fits(self, state: Count, returned: Count) -> bool {
+        self.of(state) == self.of(returned)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_add_makes_an_absent_counter_exist_even_at_zero() {
+        assert_eq!(add(None, 0), Some(0));
+        assert_eq!(add(add(None, 2), -2), Some(0));
+        assert_eq!(add(Some(4), -1), Some(3));
+    }
+
+    #[test]
+    fn a_partition_delete_reaches_every_counter_of_its_partition_and_no_other() {
+        assert!(reaches("views", "views/home"));
+        assert!(reaches("views/home", "views/home"));
+        assert!(!reaches("views/home", "views/about"));
+        assert!(!reaches("view", "views/home"));
+        assert!(deletes_partition("views") && !deletes_partition("views/home"));
+    }
+
+    #[test]
+    fn absent_is_not_zero_unless_the_run_says_so() {
+        let strict = Reading::default();
+        assert!(strict.fits(None, None) && strict.fits(Some(0), Some(0)));
+        assert!(!strict.fits(None, Some(0)) && !strict.fits(Some(0), None));
+        let lenient = Reading {
+            absent_is_zero: true,
+        };
+        assert!(lenient.fits(None, Some(0)) && lenient.fits(Some(0), None));
+        assert!(!lenient.fits(None, Some(1)));
+    }
+}
