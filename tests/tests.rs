@@ -2,6 +2,7 @@
 
 mod architecture;
 mod check_command;
+mod deletes_command;
 mod lin_command;
 mod nemesis;
 mod node_api;

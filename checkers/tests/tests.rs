@@ -1,9 +1,11 @@
 //! The `checkers` crate's tests against hand-built and generated histories, as one binary.
 
+mod checkers_agree;
 mod counter;
 mod counter_deletes;
 mod counter_exact;
 mod counter_properties;
+mod ideal_histories;
 mod linear;
 mod peer_histories;
 mod readers;

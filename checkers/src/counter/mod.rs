@@ -658,11 +658,12 @@ fn judge(
 ) -> Option<ReadBounds> {
     let end = read.end?;
     let outcomes = counter.timeline.allowed(read.start, end);
-    let values = sweep::values(&outcomes).read(reading);
-    let numbers = values.numbers();
+    let mut values = sweep::values(&outcomes);
+    if reading.absent_is_zero {
+        values = values.read(reading);
+    }
     let mut bounds = read.bounds;
-    bounds.lower = numbers.min()?;
-    bounds.upper = numbers.max()?;
+    (bounds.lower, bounds.upper) = values.span()?;
     bounds.allowed = values;
     let Some((error, direction, nearest)) = bounds.error() else {
         return Some(bounds);

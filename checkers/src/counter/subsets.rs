@@ -4,10 +4,21 @@
 
 use super::ranges::RangeSet;
 
-/// Sums of the non-empty subsets of some optional adds (the empty one is implied).
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+/// Sums of the non-empty subsets of some optional adds, and of all of them (with the empty
+/// one, 0), each kept merged.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Subsets {
     some: RangeSet,
+    all: RangeSet,
+}
+
+impl Default for Subsets {
+    fn default() -> Self {
+        Subsets {
+            some: RangeSet::default(),
+            all: RangeSet::single(0),
+        }
+    }
 }
 
 impl Subsets {
@@ -16,19 +27,39 @@ impl Subsets {
         Self::default()
     }
 
+    /// The sums of the non-empty subsets of some adds whose non-empty subsets sum to
+    /// `some` (a range, if any) together with the optional adds of `deltas`.
+    pub fn nonempty_sums(some: Option<(i64, i64)>, deltas: impl Iterator<Item = i64>) -> RangeSet {
+        let mut sums = RangeSet::from_ranges(some.into_iter().collect());
+        for delta in deltas {
+            sums = shifted(&sums, delta, Some((delta, delta)));
+        }
+        sums
+    }
+
     /// The subsets with one more optional add of `delta`.
     pub fn with_optional(&self, delta: i64) -> Self {
-        let shifted = self.some.plus((delta, delta));
         Subsets {
-            some: RangeSet::union([self.some.clone(), shifted, RangeSet::single(delta)]),
+            some: shifted(&self.some, delta, Some((delta, delta))),
+            all: shifted(&self.all, delta, None),
         }
     }
 
     /// The subsets of both groups of adds together.
     pub fn join(&self, other: &Subsets) -> Self {
-        let both = self.some.sum(&other.some);
+        let (a, b) = (self.some.ranges(), other.some.ranges());
+        let mut some = Vec::with_capacity(a.len() * b.len() + a.len() + b.len());
+        some.extend_from_slice(a);
+        some.extend_from_slice(b);
+        for &(lo, hi) in a {
+            some.extend(
+                b.iter()
+                    .map(|&(c, d)| (lo.saturating_add(c), hi.saturating_add(d))),
+            );
+        }
         Subsets {
-            some: RangeSet::union([self.some.clone(), other.some.clone(), both]),
+            some: RangeSet::from_ranges(some),
+            all: self.all.sum(&other.all),
         }
     }
 
@@ -43,10 +74,24 @@ impl Subsets {
     /// The sums of every subset, the empty one (0) included.
     pub fn all(&self) -> Spans<'_> {
         Spans {
-            ranges: self.some.ranges(),
-            zero: true,
+            ranges: self.all.ranges(),
+            zero: false,
         }
     }
+}
+
+/// The set, the set shifted by `delta`, and `extra`.
+fn shifted(set: &RangeSet, delta: i64, extra: Option<(i64, i64)>) -> RangeSet {
+    let ranges = set.ranges();
+    let mut all = Vec::with_capacity(2 * ranges.len() + 1);
+    all.extend_from_slice(ranges);
+    all.extend(
+        ranges
+            .iter()
+            .map(|&(a, b)| (a.saturating_add(delta), b.saturating_add(delta))),
+    );
+    all.extend(extra);
+    RangeSet::from_ranges(all)
 }
 
 /// Ranges of sums to combine without building a set: `ranges`, and `0` when `zero`.

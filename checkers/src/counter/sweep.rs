@@ -12,6 +12,7 @@
 //! subset sums, merged past 16 ranges, never narrower.
 
 use super::frame::{End, Frame, WindowOp};
+use super::ranges::RangeSet;
 use super::subsets::{Spans, Subsets};
 use super::values::Values;
 
@@ -59,8 +60,9 @@ enum Free {
         all: [(i64, i64); 1],
         some: Option<[(i64, i64); 1]>,
     },
-    /// Subset by subset.
-    Set(Subsets),
+    /// Subset by subset: every sum, and those of the non-empty subsets when a placement
+    /// needs them (no add forced, nothing before: the counter may stay absent).
+    Set { all: RangeSet, some: RangeSet },
 }
 
 impl Free {
@@ -71,7 +73,10 @@ impl Free {
                 zero: false,
             },
             Free::Units { some: None, .. } => Spans::NONE,
-            Free::Set(set) => set.some(),
+            Free::Set { some, .. } => Spans {
+                ranges: some.ranges(),
+                zero: false,
+            },
         }
     }
 
@@ -81,7 +86,10 @@ impl Free {
                 ranges: all,
                 zero: false,
             },
-            Free::Set(set) => set.all(),
+            Free::Set { all, .. } => Spans {
+                ranges: all.ranges(),
+                zero: false,
+            },
         }
     }
 }
@@ -138,10 +146,22 @@ pub fn allowed(frame: &Frame, reads: (u64, u64)) -> Vec<Outcome> {
 
 /// The union of the outcomes' values.
 pub fn values(outcomes: &[Outcome]) -> Values {
-    let counts = outcomes.iter().filter(|o| !o.absent).map(|o| (o.lo, o.hi));
+    values_where(outcomes, |_| true)
+}
+
+/// The union of the values of the outcomes that `keep` keeps.
+pub fn values_where(outcomes: &[Outcome], keep: impl Fn(&Outcome) -> bool) -> Values {
+    let mut absent = false;
+    let mut counts = Vec::with_capacity(outcomes.len());
+    for o in outcomes.iter().filter(|o| keep(o)) {
+        match o.absent {
+            true => absent = true,
+            false => counts.push((o.lo, o.hi)),
+        }
+    }
     Values {
-        absent: outcomes.iter().any(|o| o.absent),
-        counts: super::ranges::RangeSet::from_ranges(counts.collect()),
+        absent,
+        counts: RangeSet::from_ranges(counts),
     }
 }
 
@@ -271,7 +291,8 @@ fn push_outcomes(frame: &Frame, choice: Choice, placed: &Placed, out: &mut Vec<O
 /// their negatives and positives; larger ones are summed subset by subset.
 fn evaluate(frame: &Frame, choice: Choice) -> Option<Placed> {
     let (mut forced, mut any_forced) = (0i64, false);
-    let (mut low, mut high, mut zero, mut units) = (0i64, 0i64, false, true);
+    // The free units (0 and ±1), apart from the larger free deltas.
+    let (mut low, mut high, mut zero, mut large) = (0i64, 0i64, false, false);
     for op in frame.ops {
         match op.delta {
             None if Some(op.id) == choice.delete => {}
@@ -285,41 +306,57 @@ fn evaluate(frame: &Frame, choice: Choice) -> Option<Placed> {
                     forced = forced.saturating_add(delta);
                     any_forced = true;
                 }
+                Part::Free if delta.unsigned_abs() > 1 => large = true,
                 Part::Free => {
                     low = low.saturating_add(delta.min(0));
                     high = high.saturating_add(delta.max(0));
                     zero |= delta == 0;
-                    units &= delta.unsigned_abs() <= 1;
                 }
                 Part::Out => {}
             },
         }
     }
     let forced = any_forced.then_some(forced);
-    if units {
-        // Non-empty subsets of units reach 0 only through an add of 0, or a +1 and a -1.
-        let some = match (low < 0, high > 0) {
-            (false, false) => zero.then_some([(0, 0)]),
-            (true, true) => Some([(low, high)]),
-            _ if zero => Some([(low, high)]),
-            (true, false) => Some([(low, -1)]),
-            (false, true) => Some([(1, high)]),
-        };
+    // Non-empty subsets of units reach 0 only through an add of 0, or a +1 and a -1.
+    let some = match (low < 0, high > 0) {
+        (false, false) => zero.then_some([(0, 0)]),
+        (true, true) => Some([(low, high)]),
+        _ if zero => Some([(low, high)]),
+        (true, false) => Some([(low, -1)]),
+        (false, true) => Some([(1, high)]),
+    };
+    if !large {
         let free = Free::Units {
             all: [(low, high)],
             some,
         };
         return Some(Placed { forced, free });
     }
+    // Each larger delta splits the sums of the units in two.
     let free_deltas = frame.ops.iter().filter_map(|op| match op.delta {
-        Some(delta) if part(frame, op, choice) == Part::Free => Some(delta),
+        Some(delta) if delta.unsigned_abs() > 1 && part(frame, op, choice) == Part::Free => {
+            Some(delta)
+        }
         _ => None,
     });
-    let set = free_deltas.fold(Subsets::none(), |set, delta| set.with_optional(delta));
-    Some(Placed {
-        forced,
-        free: Free::Set(set),
-    })
+    let settled = if choice.struck {
+        frame.struck
+    } else {
+        frame.base
+    };
+    let from_absent = choice.delete.is_some() || settled.absent;
+    let free = if forced.is_none() && from_absent {
+        // Every sum but 0 comes from a non-empty subset.
+        let some = Subsets::nonempty_sums(some.map(|[r]| r), free_deltas);
+        let all = RangeSet::union([some.clone(), RangeSet::single(0)]);
+        Free::Set { all, some }
+    } else {
+        Free::Set {
+            all: RangeSet::subset_sums((low, high), free_deltas),
+            some: RangeSet::default(),
+        }
+    };
+    Some(Placed { forced, free })
 }
 
 /// Whether a delete other than the chosen one can lie outside `(delete_at, read_at)`.

@@ -65,6 +65,33 @@ impl Values {
         }
     }
 
+    /// The smallest and largest of the counts, with absent as 0.
+    pub fn span(&self) -> Option<(i64, i64)> {
+        let zero = self.absent.then_some(0);
+        let lo = [self.counts.min(), zero].into_iter().flatten().min()?;
+        let hi = [self.counts.max(), zero].into_iter().flatten().max()?;
+        Some((lo, hi))
+    }
+
+    /// The largest count `<= value` and the smallest `>= value`, with absent as 0.
+    fn neighbours(&self, value: i64) -> (Option<i64>, Option<i64>) {
+        let (below, above) = self.counts.neighbours(value);
+        if !self.absent {
+            return (below, above);
+        }
+        let below = if value >= 0 {
+            below.max(Some(0))
+        } else {
+            below
+        };
+        let above = match above {
+            Some(a) if value <= 0 => Some(a.min(0)),
+            None if value <= 0 => Some(0),
+            other => other,
+        };
+        (below, above)
+    }
+
     /// Every state of either set.
     pub fn union(sets: impl IntoIterator<Item = Values>) -> Values {
         let mut absent = false;
@@ -124,7 +151,7 @@ pub fn misread(allowed: &Values, returned: Count) -> Option<Misread> {
         _ => {}
     }
     let value = returned.unwrap_or(0);
-    let (below, above) = allowed.numbers().neighbours(value);
+    let (below, above) = allowed.neighbours(value);
     let over = below.map(|b| Misread::Over(value.saturating_sub(b), b));
     let under = above.map(|a| Misread::Under(a.saturating_sub(value), a));
     match (over, under) {
@@ -169,6 +196,23 @@ mod tests {
         assert_eq!(misread(&allowed, Some(7)), Some(Misread::Over(2, 5)));
         assert_eq!(misread(&allowed, Some(0)), Some(Misread::AbsentAsZero));
         assert_eq!(allowed.to_string(), "absent or 5");
+    }
+
+    #[test]
+    fn neighbours_count_absent_as_zero_without_building_the_set() {
+        for absent in [false, true] {
+            let allowed = values(absent, &[(-5, -4), (3, 3)]);
+            for value in -8..8 {
+                let direct = allowed.numbers().neighbours(value);
+                assert_eq!(allowed.neighbours(value), direct, "{absent} {value}");
+            }
+            let numbers = allowed.numbers();
+            assert_eq!(
+                allowed.span(),
+                Some((numbers.min().unwrap(), numbers.max().unwrap()))
+            );
+        }
+        assert_eq!(Values::default().span(), None);
     }
 
     #[test]

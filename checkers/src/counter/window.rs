@@ -172,10 +172,8 @@ impl Timeline {
                 ops: &settled,
             };
             let outcomes = sweep::allowed(&frame, (point, point));
-            let (struck, clean): (Vec<Outcome>, Vec<Outcome>) =
-                outcomes.into_iter().partition(|o| o.choice.struck);
-            self.base = sweep::values(&clean);
-            self.struck = sweep::values(&struck);
+            self.base = sweep::values_where(&outcomes, |o| !o.choice.struck);
+            self.struck = sweep::values_where(&outcomes, |o| o.choice.struck);
         }
         for op in &floated {
             self.floating.push((op.id, op.delta.unwrap_or(0)));
