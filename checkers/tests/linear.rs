@@ -215,6 +215,67 @@ fn a_deleted_counter_reads_null() {
 }
 
 #[test]
+fn a_partition_delete_makes_every_counter_of_it_absent_and_is_checked_per_partition() {
+    // p/a +3 ok and p/b +4 ok; a delete of p runs concurrently with a read of p/a (3 or
+    // null) and is followed by a read of p/b (null). The whole partition is one object:
+    // the read of p/b must come after the delete, so it cannot return 4.
+    let keyed = |key, s: Spec| Spec {
+        key: Some(key),
+        ..s
+    };
+    let specs = |b: Value| {
+        vec![
+            keyed("p/a", spec("add", json!(3), json!(3), 0, Some(1))),
+            keyed("p/b", spec("add", json!(4), json!(4), 2, Some(3))),
+            keyed("p", spec("delete", Value::Null, Value::Null, 4, Some(6))),
+            keyed("p/a", spec("read", Value::Null, json!(3), 5, Some(7))),
+            keyed("p/b", spec("read", Value::Null, b, 8, Some(9))),
+        ]
+    };
+    let options = LinOptions::default();
+    let result = check(ModelKind::Counter, &history(&specs(Value::Null)), &options).expect("ok");
+    assert_eq!((result.valid, result.keys), (Validity::Valid, 1));
+    let result = check(ModelKind::Counter, &history(&specs(json!(4))), &options).expect("ok");
+    assert_eq!(result.valid, Validity::Invalid);
+    assert_eq!(result.failures[0].key.as_deref(), Some("p"));
+    // An initial value applies to single counters: with a partition delete it is refused.
+    let options = LinOptions {
+        init: Val::Int(0),
+        ..LinOptions::default()
+    };
+    let refused = check(ModelKind::Counter, &history(&specs(Value::Null)), &options);
+    assert!(refused.is_err_and(|e| e.message.contains("drop --init")));
+}
+
+#[test]
+fn absent_and_zero_differ_unless_the_target_cannot_tell_them_apart() {
+    // +2 ok, -2 ok, then a read: the counter exists at 0, so null is not linearizable,
+    // unless null and 0 are one value.
+    let specs: Vec<Spec> = [
+        spec("add", json!(2), json!(2), 0, Some(1)),
+        spec("add", json!(-2), json!(-2), 2, Some(3)),
+        spec("read", Value::Null, Value::Null, 4, Some(5)),
+    ]
+    .into_iter()
+    .map(|s| Spec {
+        key: Some("c/x"),
+        ..s
+    })
+    .collect();
+    let strict = LinOptions::default();
+    let lenient = LinOptions {
+        reading: checkers::ideal::Reading {
+            absent_is_zero: true,
+        },
+        ..LinOptions::default()
+    };
+    let ops = history(&specs);
+    let verdict = |o: &LinOptions| check(ModelKind::Counter, &ops, o).expect("ok").valid;
+    assert_eq!(verdict(&strict), Validity::Invalid);
+    assert_eq!(verdict(&lenient), Validity::Valid);
+}
+
+#[test]
 fn the_time_limit_gives_unknown_not_a_guess() {
     // 200 concurrent writes of distinct values and reads that match none: exponential.
     let mut specs: Vec<Spec> = (0..40)

@@ -14,6 +14,8 @@ pub struct Budget {
     pub overcount_share: f64,
     /// The largest share of checked reads that may undercount.
     pub undercount_share: f64,
+    /// The most reads wrong about whether the counter exists (`0` for absent, `null` for 0).
+    pub existence_misreads: u64,
     /// The most resurrection events (counter and delete pairs).
     pub resurrections: u64,
     /// The most tombstone violations.
@@ -29,6 +31,7 @@ impl Default for Budget {
         Budget {
             overcount_share: 0.0,
             undercount_share: 0.0,
+            existence_misreads: 0,
             resurrections: 0,
             tombstone_violations: 0,
             not_linearizable_keys: None,
@@ -77,6 +80,12 @@ impl Budget {
                 "undercount_share",
                 c.counter.undercount.reads as f64 / reads,
                 self.undercount_share,
+            ),
+            line(
+                "counter",
+                "existence_misreads",
+                (c.counter.absent_as_zero + c.counter.zero_as_absent) as f64,
+                self.existence_misreads as f64,
             ),
             line(
                 "resurrection",
