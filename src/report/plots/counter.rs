@@ -2,7 +2,8 @@
 
 use super::frame::{
     chart, dot, entry, failed, headroom, legend, seconds, thin, time_axis, Drawn, Labels,
-    LinearChart, BAND_COLOUR, OVER_COLOUR, RESURRECTION_COLOUR, UNDER_COLOUR, VALUE_COLOUR,
+    LinearChart, BAND_COLOUR, EXISTENCE_COLOUR, OVER_COLOUR, RESURRECTION_COLOUR, UNDER_COLOUR,
+    VALUE_COLOUR,
 };
 use super::shading;
 use checkers::counter::ReadBounds;
@@ -67,6 +68,8 @@ pub(super) struct ReadGroups<'r> {
     pub(super) under: Vec<&'r ReadBounds>,
     pub(super) over: Vec<&'r ReadBounds>,
     pub(super) resurrected: Vec<&'r ReadBounds>,
+    /// Wrong only about whether the counter exists.
+    pub(super) existence: Vec<&'r ReadBounds>,
 }
 
 /// Splits reads by whether they are within bounds; only those within bounds are thinned.
@@ -75,13 +78,16 @@ pub(super) fn group_reads<'r>(reads: &[&'r ReadBounds]) -> ReadGroups<'r> {
         reads.iter().partition(|r| r.resurrection);
     let (over, rest): (Vec<&ReadBounds>, Vec<&ReadBounds>) =
         rest.into_iter().partition(|r| r.overcount() > 0);
-    let (under, fine): (Vec<&ReadBounds>, Vec<&ReadBounds>) =
+    let (under, rest): (Vec<&ReadBounds>, Vec<&ReadBounds>) =
         rest.into_iter().partition(|r| r.undercount() > 0);
+    let (existence, fine): (Vec<&ReadBounds>, Vec<&ReadBounds>) =
+        rest.into_iter().partition(|r| r.misread().is_some());
     ReadGroups {
         fine: thin(&fine).copied().collect(),
         under,
         over,
         resurrected,
+        existence,
     }
 }
 
@@ -112,7 +118,13 @@ pub(super) fn draw<DB: DrawingBackend>(
         resurrected,
         (RESURRECTION_COLOUR, RESURRECTION_COLOUR, 5),
     )?;
+    draw_reads(
+        &mut chart,
+        &groups.existence,
+        (EXISTENCE_COLOUR, EXISTENCE_COLOUR, 4),
+    )?;
     let (over, under) = (groups.over.len(), groups.under.len());
+    let existence = groups.existence.len();
     let range = "allowed range [lower, upper]".to_string();
     entry(&mut chart, range, |(x, y)| {
         PathElement::new(
@@ -122,7 +134,7 @@ pub(super) fn draw<DB: DrawingBackend>(
     })?;
     let value = format!(
         "read within bounds ({})",
-        reads.len() - over - under - resurrected.len()
+        reads.len() - over - under - resurrected.len() - existence
     );
     entry(&mut chart, value, dot(VALUE_COLOUR))?;
     entry(&mut chart, format!("overcount ({over})"), dot(OVER_COLOUR))?;
@@ -133,5 +145,7 @@ pub(super) fn draw<DB: DrawingBackend>(
     )?;
     let resurrections = format!("resurrection ({})", resurrected.len());
     entry(&mut chart, resurrections, dot(RESURRECTION_COLOUR))?;
+    let misread = format!("0 for absent, or null for 0 ({existence})");
+    entry(&mut chart, misread, dot(EXISTENCE_COLOUR))?;
     legend(&mut chart)
 }

@@ -51,6 +51,9 @@ pub(super) const UNDER_COLOUR: RGBColor = RGBColor(31, 119, 180);
 /// Reads that brought back deleted counts.
 pub(super) const RESURRECTION_COLOUR: RGBColor = RGBColor(148, 0, 211);
 
+/// Reads wrong only about whether the counter exists (`0` for absent, `null` for 0).
+pub(super) const EXISTENCE_COLOUR: RGBColor = RGBColor(23, 190, 207);
+
 /// Colour of a read's allowed range.
 pub(super) const BAND_COLOUR: RGBColor = RGBColor(200, 200, 200);
 

@@ -283,6 +283,20 @@ fn the_counter_chart_marks_overcounts_red_and_undercounts_blue() {
 }
 
 #[test]
+fn a_read_wrong_about_existence_is_marked_in_its_own_colour_and_never_thinned() {
+    let fine = [bounds("k", MS, 5, (4, 6)), bounds("k", 2 * MS, 6, (5, 8))];
+    let mut zero_for_absent = bounds("k", 3 * MS, 0, (0, 0));
+    zero_for_absent.allowed = checkers::counter::Values::absent();
+    assert!(zero_for_absent.misread().is_some() && zero_for_absent.error().is_none());
+    let draw = |reads: Vec<&ReadBounds>| render(|root| counter::draw(root, "k", &reads, &[]));
+    let baseline = draw(fine.iter().collect());
+    let marked = draw(fine.iter().chain([&zero_for_absent]).collect());
+    assert!(pixels(&marked, EXISTENCE_COLOUR) > pixels(&baseline, EXISTENCE_COLOUR));
+    let groups = group_reads(&[&fine[0], &zero_for_absent]);
+    assert_eq!((groups.fine.len(), groups.existence.len()), (1, 1));
+}
+
+#[test]
 fn thinning_never_drops_a_bad_read() {
     let mut reads: Vec<ReadBounds> = (0..3 * MAX_POINTS as u64)
         .map(|i| bounds("k", i * MS, 5, (0, 10)))
