@@ -6,7 +6,7 @@ use crate::error::BadInput;
 use crate::store::folder::{is_run, RunFolder, HISTORY};
 use crate::store::oracle::read_truth;
 use crate::store::{write_json, RunRecord};
-use checkers::history::{detect_file, read_history, Format, JsonlReader};
+use checkers::history::{detect_file, read_history, Format, JsonlReader, ReadOptions};
 use checkers::ideal::Reading;
 use checkers::linear::LinOptions;
 use checkers::results::{check, CheckOptions, Results};
@@ -23,6 +23,8 @@ pub struct Target {
     pub folder: Option<RunFolder>,
     /// Check `null` and `0` as the same, whatever run.json says.
     pub absent_is_zero: bool,
+    /// What the reader accepts.
+    pub read: ReadOptions,
 }
 
 impl Target {
@@ -32,6 +34,7 @@ impl Target {
             history: folder.history(),
             folder: Some(folder),
             absent_is_zero: false,
+            read: ReadOptions::default(),
         }
     }
 
@@ -41,6 +44,7 @@ impl Target {
             history: path.to_path_buf(),
             folder: None,
             absent_is_zero: false,
+            read: ReadOptions::default(),
         }
     }
 
@@ -83,7 +87,9 @@ pub fn check_streamed(target: &Target) -> anyhow::Result<Results> {
         return check_ops(target, &ops, warnings, false);
     }
     let options = check_options(target, false)?;
-    let mut reader = JsonlReader::open(&target.history).map_err(BadInput::from)?;
+    let mut reader = JsonlReader::open(&target.history)
+        .map_err(BadInput::from)?
+        .with_options(target.read);
     let mut results = check(reader.by_ref(), &options).map_err(BadInput::from)?;
     results.warnings = reader.warnings().to_vec();
     write_results(target, &results)?;
@@ -92,7 +98,7 @@ pub fn check_streamed(target: &Target) -> anyhow::Result<Results> {
 
 /// The target's history, whole, with what the reader tolerated.
 pub fn read(target: &Target) -> anyhow::Result<(Vec<Op>, Vec<String>)> {
-    Ok(read_history(&target.history, None).map_err(BadInput::from)?)
+    Ok(read_history(&target.history, None, target.read).map_err(BadInput::from)?)
 }
 
 /// Every checker over a history already read (with the reader's warnings), keeping every

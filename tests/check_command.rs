@@ -96,3 +96,83 @@ fn a_jepsen_edn_history_is_checked_like_our_own() {
     assert_eq!(results["checkers"]["counter"]["increments"], 287);
     assert_eq!(results["checkers"]["linearizable"]["valid"], true);
 }
+
+#[test]
+fn a_history_that_cannot_be_trusted_exits_254_from_check_and_lin_naming_the_problem() {
+    // Nothing, a truncated line alone, an ok without its invoke, a 2 MB line.
+    let dir = tempfile::tempdir().expect("temp dir");
+    let orphan = r#"{"index":0,"time":1,"process":0,"type":"ok","f":"add","key":"a/b","value":1}"#;
+    let long = format!(
+        r#"{{"index":0,"time":1,"process":0,"type":"invoke","f":"add","key":"a/{}","value":1}}"#,
+        "k".repeat(2 << 20)
+    );
+    let cases = [
+        ("empty.jsonl", String::new(), "no operations"),
+        (
+            "truncated.jsonl",
+            r#"{"index":0,"time":1,"pro"#.to_string(),
+            "no operations",
+        ),
+        (
+            "orphan.jsonl",
+            format!("{orphan}\n"),
+            "orphan.jsonl:1: a `ok` completion of process 0 with no invoke",
+        ),
+        (
+            "long.jsonl",
+            format!("{long}\n"),
+            "longer than 1048576 bytes",
+        ),
+    ];
+    for (name, text, needle) in cases {
+        let path = write(dir.path(), name, &text);
+        for args in [
+            vec!["check", &path],
+            vec!["lin", &path, "--model", "counter"],
+        ] {
+            let out = run(&args);
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(254), "{args:?}: {stderr}");
+            assert!(stderr.contains(needle), "{args:?}: {stderr}");
+        }
+    }
+    // Asked for, each is read: empty as valid, the orphan skipped with a warning.
+    let empty = write(dir.path(), "empty.jsonl", "");
+    assert_eq!(
+        run(&["check", &empty, "--allow-empty"]).status.code(),
+        Some(0)
+    );
+    let orphan = write(
+        dir.path(),
+        "orphan.jsonl",
+        &format!(
+            "{ADD_THEN_READ}{}\n",
+            r#"{"index":3,"time":4,"process":7,"type":"ok","f":"add","key":"a/b","value":1}"#
+        ),
+    );
+    let out = run(&["check", &orphan, "--lenient"]);
+    let summary = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        summary.contains("orphan.jsonl:4: a `ok` completion of process 7"),
+        "{summary}"
+    );
+    assert!(summary.contains("skipped (--lenient)"), "{summary}");
+}
+
+#[test]
+fn random_bytes_never_pass() {
+    use rand::{Rng, SeedableRng};
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut rng = rand::rngs::StdRng::seed_from_u64(7);
+    for i in 0..20 {
+        let len = rng.gen_range(0..2_000);
+        let bytes: Vec<u8> = (0..len).map(|_| rng.gen()).collect();
+        let path = dir.path().join(format!("r{i}"));
+        std::fs::write(&path, &bytes).expect("write");
+        let path = path.to_str().expect("utf-8");
+        for args in [vec!["check", path], vec!["lin", path, "--model", "counter"]] {
+            let out = run(&args);
+            assert_ne!(out.status.code(), Some(0), "{args:?} passed random bytes");
+        }
+    }
+}

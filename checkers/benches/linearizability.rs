@@ -3,7 +3,7 @@
 //! and the peak heap of each, next to the time to read the same file (the baseline measured
 //! in the same run). Run with `cargo bench -p checkers --bench linearizability`.
 
-use checkers::history::{read_history, Format};
+use checkers::history::{read_history, Format, ReadOptions};
 use checkers::linear::{check, LinOptions, ModelKind, Val};
 use checkers::{Op, OpType, Process, F};
 use rand::rngs::StdRng;
@@ -122,8 +122,9 @@ fn main() {
     );
     let mut totals: std::collections::BTreeMap<String, (Duration, Duration)> = Default::default();
     for (path, format, model, init, expected) in peer_rows() {
-        let ((ops, _), read_time, _) =
-            measure(|| read_history(&path, Some(format)).unwrap_or_default());
+        let ((ops, _), read_time, _) = measure(|| {
+            read_history(&path, Some(format), ReadOptions::default()).unwrap_or_default()
+        });
         let (result, time, peak) = measure(|| check(model, &ops, &options(init)));
         let verdict = result
             .map(|r| format!("{:?}", r.valid))

@@ -1,7 +1,7 @@
 //! Every history in tests/data/peer-histories/MANIFEST.tsv gets the verdict its own project's
 //! suite asserts (Knossos, Porcupine, Jepsen).
 
-use checkers::history::{read_history, Format};
+use checkers::history::{read_history, Format, ReadOptions};
 use checkers::linear::{check, LinOptions, ModelKind, Val};
 use checkers::{Op, OpType, Process, Validity, F};
 use serde_json::json;
@@ -57,7 +57,8 @@ fn every_peer_history_gets_its_expected_verdict() {
     );
     let mut wrong = Vec::new();
     for row in &rows {
-        let (ops, _) = read_history(&row.path, Some(row.format)).expect("readable");
+        let (ops, _) =
+            read_history(&row.path, Some(row.format), ReadOptions::default()).expect("readable");
         let options = LinOptions {
             init: row.init.clone(),
             time_limit: Some(std::time::Duration::from_secs(60)),
@@ -100,7 +101,8 @@ fn counter_histories_get_their_verdict_from_the_accuracy_checker_too() {
         .collect();
     assert!(!rows.is_empty(), "the manifest lists a counter history");
     for row in rows {
-        let (ops, _) = read_history(&row.path, Some(row.format)).expect("readable");
+        let (ops, _) =
+            read_history(&row.path, Some(row.format), ReadOptions::default()).expect("readable");
         let expected = if row.valid {
             Validity::Valid
         } else {

@@ -2,7 +2,9 @@
 //! named, and broken input of every format is an error naming its line, never a panic.
 
 use checkers::builder::HistoryBuilder;
-use checkers::history::{parse_history, read_history, write_edn, Format, HistoryError};
+use checkers::history::{
+    parse_history, read_history, write_edn, Format, HistoryError, ReadOptions,
+};
 use checkers::{Op, OpType, Process, F};
 use proptest::prelude::*;
 use serde_json::json;
@@ -13,9 +15,13 @@ const PEERS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/peer-histor
 
 /// Every file of the peer histories' MANIFEST.tsv with its format.
 fn read_peer(relative: &str) -> Vec<Op> {
-    read_history(&Path::new(PEERS).join(relative), None)
-        .unwrap_or_else(|e| panic!("{e}"))
-        .0
+    read_history(
+        &Path::new(PEERS).join(relative),
+        None,
+        ReadOptions::default(),
+    )
+    .unwrap_or_else(|e| panic!("{e}"))
+    .0
 }
 
 /// Where, if anywhere, a process completes an op it did not invoke or invokes twice.
@@ -45,8 +51,10 @@ fn every_peer_history_reads_the_same_detected_or_named() {
         files.len()
     );
     for (path, format) in files {
-        let (detected, warnings) = read_history(&path, None).unwrap_or_else(|e| panic!("{e}"));
-        let (named, _) = read_history(&path, Some(format)).unwrap_or_else(|e| panic!("{e}"));
+        let (detected, warnings) =
+            read_history(&path, None, ReadOptions::default()).unwrap_or_else(|e| panic!("{e}"));
+        let (named, _) = read_history(&path, Some(format), ReadOptions::default())
+            .unwrap_or_else(|e| panic!("{e}"));
         let name = path.display();
         assert_eq!(detected, named, "{name}: detection disagrees with {format}");
         assert!(warnings.is_empty(), "{name}: {warnings:?}");
@@ -116,7 +124,13 @@ fn etcd_logs_read_exactly_and_timeouts_are_indeterminate() {
     assert_eq!(timed_out.error.as_deref(), Some("timed-out"));
 
     let read = "INFO  jepsen.util - 4\t:invoke\t:read\tnil\nINFO  jepsen.util - 4\t:fail\t:read\t:timed-out\n";
-    let (ops, _) = parse_history(read.as_bytes(), Path::new("etcd.log"), None).expect("valid");
+    let (ops, _) = parse_history(
+        read.as_bytes(),
+        Path::new("etcd.log"),
+        None,
+        ReadOptions::default(),
+    )
+    .expect("valid");
     assert_eq!(
         (ops[1].kind, ops[1].error.as_deref()),
         (OpType::Info, Some("timed-out"))
@@ -281,7 +295,7 @@ fn broken_inputs() -> Vec<(Format, &'static str, Vec<u8>, u64, &'static str)> {
 fn broken_input_of_every_format_names_its_line() {
     for (format, name, text, line, needle) in broken_inputs() {
         for given in [Some(format), None] {
-            let result = parse_history(&text, Path::new("broken"), given);
+            let result = parse_history(&text, Path::new("broken"), given, ReadOptions::default());
             let Err(HistoryError::Malformed {
                 line: at, message, ..
             }) = &result
@@ -297,7 +311,13 @@ fn broken_input_of_every_format_names_its_line() {
 #[test]
 fn an_unterminated_knossos_history_names_the_line_it_started_on() {
     let text = "; a comment\n[{:process 4, :type :invoke, :f :write, :value 2}\n";
-    let e = parse_history(text.as_bytes(), Path::new("k.edn"), None).expect_err("unterminated");
+    let e = parse_history(
+        text.as_bytes(),
+        Path::new("k.edn"),
+        None,
+        ReadOptions::default(),
+    )
+    .expect_err("unterminated");
     assert!(
         e.to_string()
             .starts_with("k.edn:2: unterminated vector started on line 2"),
@@ -326,7 +346,8 @@ fn an_edn_round_trip_gives_back_the_same_ops() {
     ops.push(kill);
     let mut text = Vec::new();
     write_edn(&ops, &mut text).expect("write to memory");
-    let (read, _) = parse_history(&text, Path::new("h.edn"), None).expect("reads back");
+    let (read, _) =
+        parse_history(&text, Path::new("h.edn"), None, ReadOptions::default()).expect("reads back");
     assert_eq!(read, ops);
 }
 
@@ -407,33 +428,102 @@ fn any_format() -> impl Strategy<Value = Option<Format>> {
     ]
 }
 
-/// Checks what every reader promises of any input: ops indexed in order, or an error on a line of the input.
+/// Checks what every reader promises of any input: ops indexed in order with at least one
+/// client op, or an error on a line of the input, or one for the history as a whole.
 fn check_reads(text: &[u8], format: Option<Format>) -> Result<(), TestCaseError> {
     let lines = 1 + text.iter().filter(|&&b| b == b'\n').count() as u64;
-    match parse_history(text, Path::new("p"), format) {
+    match parse_history(text, Path::new("p"), format, ReadOptions::default()) {
         Ok((ops, _)) => {
             prop_assert!(ops.iter().enumerate().all(|(i, op)| op.index == i as u64));
+            prop_assert!(
+                ops.iter().any(|op| op.process.is_client()),
+                "no client op, yet read"
+            );
         }
         Err(HistoryError::Malformed { line, .. }) => {
             prop_assert!((1..=lines).contains(&line), "line {line} of {lines}")
+        }
+        Err(HistoryError::Unusable { message, .. }) => {
+            prop_assert!(message.contains("no operations"), "{message}")
         }
         Err(e) => prop_assert!(false, "not a malformed-input error: {e}"),
     }
     Ok(())
 }
 
+/// Any JSON value: scalars, and arrays and objects of them, a few levels deep.
+fn any_json() -> impl Strategy<Value = serde_json::Value> {
+    use serde_json::{json, Value};
+    let leaf = prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::Bool),
+        any::<i64>().prop_map(|n| json!(n)),
+        any::<f64>().prop_map(|x| json!(x)),
+        "[a-z\\\"]{0,6}".prop_map(Value::String),
+        proptest::sample::select(vec![
+            "invoke", "ok", "fail", "info", "add", "read", "delete"
+        ])
+        .prop_map(|s| json!(s)),
+    ];
+    leaf.prop_recursive(3, 24, 6, |inner| {
+        prop_oneof![
+            proptest::collection::vec(inner.clone(), 0..4).prop_map(serde_json::Value::Array),
+            proptest::collection::btree_map(
+                proptest::sample::select(vec![
+                    "index", "time", "process", "type", "f", "key", "value", "x"
+                ]),
+                inner,
+                0..8
+            )
+            .prop_map(|m| serde_json::Value::Object(
+                m.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
+            )),
+        ]
+    })
+}
+
+/// Makes client ops pair: a completion with nothing open becomes an invoke, and an invoke
+/// while one is open becomes its completion.
+fn paired(ops: &mut [Op]) {
+    let mut open = std::collections::HashSet::new();
+    for op in ops.iter_mut().filter(|op| op.process.is_client()) {
+        let is_open = open.contains(&op.process);
+        match (op.kind == OpType::Invoke, is_open) {
+            (true, true) => op.kind = OpType::Ok,
+            (false, false) => op.kind = OpType::Invoke,
+            _ => {}
+        }
+        if op.kind == OpType::Invoke {
+            open.insert(op.process.clone());
+        } else {
+            open.remove(&op.process);
+        }
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(512))]
 
     #[test]
-    fn any_ops_written_as_edn_read_back_the_same(mut ops in proptest::collection::vec(any_op(), 0..6)) {
+    fn any_ops_written_as_edn_read_back_the_same(mut ops in proptest::collection::vec(any_op(), 1..6)) {
         for (i, op) in ops.iter_mut().enumerate() {
             op.index = i as u64;
         }
+        paired(&mut ops);
+        prop_assume!(ops.iter().any(|op| op.process.is_client()));
         let mut text = Vec::new();
         write_edn(&ops, &mut text).expect("write to memory");
-        let read = parse_history(&text, Path::new("h.edn"), Some(Format::Edn));
+        let read = parse_history(&text, Path::new("h.edn"), Some(Format::Edn), ReadOptions::default());
         prop_assert_eq!(read.map(|(read, _)| read).map_err(|e| e.to_string()), Ok(ops));
+    }
+
+    #[test]
+    fn arbitrary_json_lines_are_never_a_clean_history_by_accident(
+        values in proptest::collection::vec(any_json(), 0..6),
+    ) {
+        let text: String = values.iter().map(|v| format!("{v}\n")).collect();
+        check_reads(text.as_bytes(), Some(Format::Jsonl))?;
+        check_reads(text.as_bytes(), None)?;
     }
 
     #[test]

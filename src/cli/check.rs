@@ -6,7 +6,7 @@ use crate::error::BadInput;
 use crate::report::{linear_page, run_report, summary};
 use crate::workload;
 use anyhow::Context;
-use checkers::history::{read_history, write_edn};
+use checkers::history::{read_history, write_edn, ReadOptions, MAX_LINE_BYTES};
 use checkers::ideal::Reading;
 use checkers::linear::{self, LinOptions};
 use checkers::Validity;
@@ -14,6 +14,32 @@ use clap::Args;
 use std::io::Write;
 use std::path::PathBuf;
 use std::time::Duration;
+
+/// What `check` and `lin` accept of a history.
+#[derive(Debug, Args)]
+pub struct ReadArgs {
+    /// Accept a history with no operations (it then checks as valid).
+    #[arg(long)]
+    pub allow_empty: bool,
+    /// Skip a completion without an invoke, or a second invoke from a busy process, with a
+    /// warning, instead of stopping at it.
+    #[arg(long)]
+    pub lenient: bool,
+    /// The longest line read, in bytes; a longer one is an error naming it.
+    #[arg(long, default_value_t = MAX_LINE_BYTES as u64, value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_line_bytes: u64,
+}
+
+impl ReadArgs {
+    /// The readers' options these flags say.
+    pub fn options(&self) -> ReadOptions {
+        ReadOptions {
+            allow_empty: self.allow_empty,
+            lenient: self.lenient,
+            max_line_bytes: usize::try_from(self.max_line_bytes).unwrap_or(usize::MAX),
+        }
+    }
+}
 
 /// `checker check`.
 #[derive(Debug, Args)]
@@ -27,6 +53,9 @@ pub struct CheckArgs {
     /// (also on when the run's workload says `absent_is_zero`).
     #[arg(long)]
     pub absent_is_zero: bool,
+    /// What the reader accepts.
+    #[command(flatten)]
+    pub read: ReadArgs,
 }
 
 /// `checker lin`.
@@ -57,6 +86,9 @@ pub struct LinArgs {
     /// and `0` are the same value.
     #[arg(long)]
     pub absent_is_zero: bool,
+    /// What the reader accepts.
+    #[command(flatten)]
+    pub read: ReadArgs,
 }
 
 /// `checker export`.
@@ -83,6 +115,7 @@ pub enum ExportFormat {
 pub fn check(args: CheckArgs) -> anyhow::Result<Validity> {
     let mut target = Target::resolve(&args.path)?;
     target.absent_is_zero = args.absent_is_zero;
+    target.read = args.read.options();
     let results = check::check_streamed(&target)?;
     if let Some(folder) = &target.folder {
         // The page that explains a violation needs the history whole: read again only then.
@@ -118,7 +151,8 @@ pub fn lin(args: LinArgs) -> anyhow::Result<Validity> {
         }
         s => s.map(Duration::from_secs_f64),
     };
-    let (ops, warnings) = read_history(&args.path, args.format).map_err(BadInput::from)?;
+    let (ops, warnings) =
+        read_history(&args.path, args.format, args.read.options()).map_err(BadInput::from)?;
     for warning in &warnings {
         eprintln!("warning: {warning}");
     }
@@ -150,7 +184,8 @@ pub fn lin(args: LinArgs) -> anyhow::Result<Validity> {
 
 /// `checker export`: a history in another format.
 pub fn export(args: ExportArgs) -> anyhow::Result<()> {
-    let (ops, _) = read_history(&args.path, None).map_err(BadInput::from)?;
+    let (ops, _) =
+        read_history(&args.path, None, ReadOptions::default()).map_err(BadInput::from)?;
     let mut out: Box<dyn Write> = match &args.output {
         Some(path) => Box::new(std::io::BufWriter::new(
             std::fs::File::create(path).with_context(|| format!("creating {}", path.display()))?,

@@ -288,7 +288,7 @@ pub async fn final_reads<C: CounterClient>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use checkers::history::read_jsonl;
+    use checkers::history::{read_jsonl, ReadOptions};
 
     /// A service whose every add times out and whose reads return 0.
     struct TimingOut;
@@ -363,7 +363,7 @@ mod tests {
         )
         .await
         .expect("drives");
-        let (ops, _) = read_jsonl(&path).expect("a readable history");
+        let (ops, _) = read_jsonl(&path, ReadOptions::default()).expect("a readable history");
         // 6 intended adds, each tried 3 times: 18 invokes and 18 info completions.
         assert_eq!(ops.len(), 36);
         assert!(ops.iter().all(|op| op.f == F::Add && op.value == json!(3)));

@@ -4,6 +4,7 @@
 
 use super::edn::{EdnError, Parser};
 use super::edn_op::op_from_edn;
+use super::wellformed::{admit_at, finish_at, long_line, Pairing, ReadOptions};
 use super::{jepsen_log, HistoryError, JsonlReader};
 use crate::op::Op;
 use std::fmt;
@@ -141,16 +142,18 @@ pub fn detect_file(path: &Path) -> Result<Option<Format>, HistoryError> {
     Ok(detect(text))
 }
 
-/// Reads a whole history file in the given format, or detects it from the content.
+/// Reads a whole history file in the given format, or detects it from the content, held
+/// to `options`.
 pub fn read_history(
     path: &Path,
     format: Option<Format>,
+    options: ReadOptions,
 ) -> Result<(Vec<Op>, Vec<String>), HistoryError> {
     let bytes = std::fs::read(path).map_err(|source| HistoryError::Io {
         path: path.to_path_buf(),
         source,
     })?;
-    parse_history(&bytes, path, format)
+    parse_history(&bytes, path, format, options)
 }
 
 /// Parses history text (the same as [`read_history`], from memory); `path` names it in errors.
@@ -158,28 +161,41 @@ pub fn parse_history(
     text: &[u8],
     path: &Path,
     format: Option<Format>,
+    options: ReadOptions,
 ) -> Result<(Vec<Op>, Vec<String>), HistoryError> {
     if format == Some(Format::Jsonl) {
-        return read_jsonl(text, path);
+        return read_jsonl(text, path, options);
     }
     let text = decode(text).map_err(|e| e.at(path))?;
-    match format.or_else(|| detect(text)) {
-        Some(Format::Jsonl) => read_jsonl(text.as_bytes(), path),
-        Some(Format::Edn) => read_edn(text, path, false),
-        Some(Format::PorcupineKv) => read_edn(text, path, true),
-        Some(Format::JepsenLog) => jepsen_log::read_ops(text, path),
+    let mut pairing = Pairing::new(options);
+    long_line(&pairing, text, path)?;
+    let (ops, mut warnings) = match format.or_else(|| detect(text)) {
+        Some(Format::Jsonl) => return read_jsonl(text.as_bytes(), path, options),
+        Some(Format::Edn) => read_edn(text, path, false)?,
+        Some(Format::PorcupineKv) => read_edn(text, path, true)?,
+        Some(Format::JepsenLog) => jepsen_log::read_ops(text, path)?,
         None => match first_content(text) {
-            None => Ok((Vec::new(), Vec::new())),
-            Some((line, _)) => Err(EdnError {
-                line,
-                message: format!(
-                    "cannot tell the format of this history; name it: one of {}",
-                    Format::names()
-                ),
+            None => (Vec::new(), Vec::new()),
+            Some((line, _)) => {
+                return Err(EdnError {
+                    line,
+                    message: format!(
+                        "cannot tell the format of this history; name it: one of {}",
+                        Format::names()
+                    ),
+                }
+                .at(path))
             }
-            .at(path)),
         },
+    };
+    let mut kept = Vec::with_capacity(ops.len());
+    for (line, op) in ops {
+        if admit_at(&mut pairing, &op, (path, line), &mut warnings)? {
+            kept.push(op);
+        }
     }
+    finish_at(&pairing, path)?;
+    Ok((kept, warnings))
 }
 
 fn decode(bytes: &[u8]) -> Result<&str, EdnError> {
@@ -192,18 +208,23 @@ fn decode(bytes: &[u8]) -> Result<&str, EdnError> {
     })
 }
 
-fn read_jsonl(text: &[u8], path: &Path) -> Result<(Vec<Op>, Vec<String>), HistoryError> {
-    let mut reader = JsonlReader::new(text, path);
+fn read_jsonl(
+    text: &[u8],
+    path: &Path,
+    options: ReadOptions,
+) -> Result<(Vec<Op>, Vec<String>), HistoryError> {
+    let mut reader = JsonlReader::new(text, path).with_options(options);
     let ops = reader.by_ref().collect::<Result<Vec<_>, _>>()?;
     Ok((ops, reader.warnings().to_vec()))
 }
 
-/// Reads EDN operation maps, one after another or inside one top-level vector or list.
+/// Reads EDN operation maps, one after another or inside one top-level vector or list,
+/// each with the line it starts on.
 fn read_edn(
     text: &str,
     path: &Path,
     require_key: bool,
-) -> Result<(Vec<Op>, Vec<String>), HistoryError> {
+) -> Result<(Vec<(u64, Op)>, Vec<String>), HistoryError> {
     let mut parser = Parser::new(text);
     let mut ops = Vec::new();
     while let Some((line, form)) = parser.next_item().map_err(|e| e.at(path))? {
@@ -213,7 +234,7 @@ fn read_edn(
                 _ => Ok(op),
             })
             .map_err(|message| EdnError { line, message }.at(path))?;
-        ops.push(op);
+        ops.push((line, op));
     }
     Ok((ops, Vec::new()))
 }
@@ -225,9 +246,14 @@ mod tests {
     use serde_json::json;
 
     fn parse(text: &str, format: Option<Format>) -> Result<Vec<Op>, String> {
-        parse_history(text.as_bytes(), Path::new("h"), format)
-            .map(|(ops, _)| ops)
-            .map_err(|e| e.to_string())
+        parse_history(
+            text.as_bytes(),
+            Path::new("h"),
+            format,
+            ReadOptions::default(),
+        )
+        .map(|(ops, _)| ops)
+        .map_err(|e| e.to_string())
     }
 
     #[test]
@@ -264,12 +290,56 @@ mod tests {
     }
 
     #[test]
-    fn an_empty_or_comment_only_file_is_an_empty_history() {
-        assert_eq!(parse("", None), Ok(Vec::new()));
-        assert_eq!(parse("\n; nothing yet\n", None), Ok(Vec::new()));
-        for format in Format::ALL {
-            assert_eq!(parse("", Some(format)), Ok(Vec::new()), "{format}");
+    fn an_empty_or_comment_only_file_is_an_error_unless_allowed() {
+        let allowed = ReadOptions {
+            allow_empty: true,
+            ..ReadOptions::default()
+        };
+        for text in ["", "\n; nothing yet\n"] {
+            let e = parse(text, None).expect_err("no operations");
+            assert!(e.starts_with("h: no operations"), "{e}");
+            let read = parse_history(text.as_bytes(), Path::new("h"), None, allowed);
+            assert_eq!(read.expect("allowed").0, Vec::new());
         }
+        for format in Format::ALL {
+            let e = parse("", Some(format)).expect_err("no operations");
+            assert!(e.contains("no operations"), "{format}: {e}");
+        }
+    }
+
+    #[test]
+    fn every_format_pairs_completions_with_invokes_and_bounds_lines() {
+        let orphan = [
+            (Format::Edn, "{:process 0, :type :invoke, :f :read}\n{:process 1, :type :ok, :f :read}"),
+            (Format::JepsenLog, "INFO  jepsen.util - 0\t:invoke\t:read\tnil\nINFO  jepsen.util - 1\t:ok\t:read\t3"),
+            (Format::PorcupineKv, "{:process 0, :type :invoke, :f :get, :key \"1\"}\n{:process 0, :type :invoke, :f :get, :key \"1\"}"),
+        ];
+        for (format, text) in orphan {
+            let e = parse(text, Some(format)).expect_err("unpaired");
+            assert!(e.starts_with("h:2: "), "{format}: {e}");
+            let lenient = ReadOptions {
+                lenient: true,
+                ..ReadOptions::default()
+            };
+            let (ops, warnings) =
+                parse_history(text.as_bytes(), Path::new("h"), Some(format), lenient)
+                    .expect("lenient");
+            assert_eq!((ops.len(), warnings.len()), (1, 1), "{format}");
+        }
+        let small = ReadOptions {
+            max_line_bytes: 40,
+            ..ReadOptions::default()
+        };
+        let long = format!(
+            "{{:process 0, :type :invoke, :f :read, :value \"{}\"}}",
+            "x".repeat(50)
+        );
+        let e = parse_history(long.as_bytes(), Path::new("h"), None, small).expect_err("too long");
+        assert!(
+            e.to_string()
+                .starts_with("h:1: the line is longer than 40 bytes"),
+            "{e}"
+        );
     }
 
     #[test]
@@ -283,7 +353,13 @@ mod tests {
         let text = r#"{:index 9, :time 5, :process :nemesis, :type :info, :f :start-partition,
                        :key 7, :value {:n1 [:n2 "n3"]}, :node "n1", :cl :QUORUM, :error [:x nil],
                        :tombstones 3, :retry-of 1, :op-index 44}"#;
-        let op = &parse(text, Some(Format::Edn)).expect("valid")[0];
+        let alone = ReadOptions {
+            allow_empty: true,
+            ..ReadOptions::default()
+        };
+        let (ops, _) = parse_history(text.as_bytes(), Path::new("h"), Some(Format::Edn), alone)
+            .expect("valid");
+        let op = &ops[0];
         assert_eq!(op.index, 0, "index is the position in the file");
         assert_eq!(op.time, 5);
         assert_eq!(op.process, Process::nemesis());
@@ -299,8 +375,8 @@ mod tests {
 
     #[test]
     fn a_keyword_error_is_its_name() {
-        let text = "{:process 1, :type :info, :f :write, :error :timed-out}";
-        let op = &parse(text, None).expect("valid")[0];
+        let text = "{:process 1, :type :invoke, :f :write}\n{:process 1, :type :info, :f :write, :error :timed-out}";
+        let op = &parse(text, None).expect("valid")[1];
         assert_eq!(
             (op.error.as_deref(), &op.value),
             (Some("timed-out"), &json!(null))
@@ -353,9 +429,14 @@ mod tests {
 
     #[test]
     fn invalid_utf8_names_its_line() {
-        let e = parse_history(b"{:process 0}\n{:f \xff}", Path::new("h"), None)
-            .expect_err("invalid UTF-8")
-            .to_string();
+        let e = parse_history(
+            b"{:process 0}\n{:f \xff}",
+            Path::new("h"),
+            None,
+            ReadOptions::default(),
+        )
+        .expect_err("invalid UTF-8")
+        .to_string();
         assert!(e.starts_with("h:2: ") && e.contains("UTF-8"), "{e}");
     }
 }

@@ -11,8 +11,11 @@ use std::path::Path;
 /// The fields of an operation line, in order.
 const FIELDS: [&str; 4] = ["process", "type", "f", "value"];
 
-/// Reads the operations of a Jepsen log, with a warning when it has none.
-pub(super) fn read_ops(text: &str, path: &Path) -> Result<(Vec<Op>, Vec<String>), HistoryError> {
+/// Reads the operations of a Jepsen log, each with its line, with a warning when it has none.
+pub(super) fn read_ops(
+    text: &str,
+    path: &Path,
+) -> Result<(Vec<(u64, Op)>, Vec<String>), HistoryError> {
     let mut ops = Vec::new();
     let mut skipped = 0;
     for (number, line) in (1..).zip(text.lines()) {
@@ -28,7 +31,7 @@ pub(super) fn read_ops(text: &str, path: &Path) -> Result<(Vec<Op>, Vec<String>)
                 })
             })
             .map_err(|e| e.at(path))?;
-        ops.push(op);
+        ops.push((number, op));
     }
     let mut warnings = Vec::new();
     if ops.is_empty() && skipped > 0 {
@@ -94,7 +97,9 @@ mod tests {
     use serde_json::json;
 
     fn read(text: &str) -> Result<(Vec<Op>, Vec<String>), String> {
-        read_ops(text, Path::new("j.log")).map_err(|e| e.to_string())
+        read_ops(text, Path::new("j.log"))
+            .map(|(ops, warnings)| (ops.into_iter().map(|(_, op)| op).collect(), warnings))
+            .map_err(|e| e.to_string())
     }
 
     #[test]

@@ -1,23 +1,28 @@
 //! Our own history format: one JSON operation per line, written as the run goes.
 
+use super::wellformed::{admit_at, finish_at, Pairing, ReadOptions};
 use super::HistoryError;
 use crate::op::Op;
 use std::fs::File;
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 
 /// Reads a `history.jsonl` one operation at a time, checking each line as it goes.
 ///
 /// A last line without its newline that does not parse is the mark of a run that was
-/// killed mid-write: it is skipped and noted in [`JsonlReader::warnings`].
+/// killed mid-write: it is skipped and noted in [`JsonlReader::warnings`]. Every line is
+/// held to [`ReadOptions`]: bounded length, completions paired with invokes, and at least
+/// one operation in all.
 pub struct JsonlReader<R> {
     input: R,
     path: PathBuf,
     line: u64,
     next_index: u64,
-    buf: String,
+    buf: Vec<u8>,
     done: bool,
     warnings: Vec<String>,
+    options: ReadOptions,
+    pairing: Pairing,
 }
 
 impl JsonlReader<BufReader<File>> {
@@ -39,10 +44,19 @@ impl<R: BufRead> JsonlReader<R> {
             path: path.to_path_buf(),
             line: 0,
             next_index: 0,
-            buf: String::new(),
+            buf: Vec::new(),
             done: false,
             warnings: Vec::new(),
+            options: ReadOptions::default(),
+            pairing: Pairing::default(),
         }
+    }
+
+    /// The same reader, holding the history to `options`.
+    pub fn with_options(mut self, options: ReadOptions) -> Self {
+        self.options = options;
+        self.pairing = Pairing::new(options);
+        self
     }
 
     /// What was tolerated while reading, such as a truncated last line.
@@ -62,12 +76,14 @@ impl<R: BufRead> JsonlReader<R> {
         loop {
             self.buf.clear();
             self.line += 1;
-            match self.input.read_line(&mut self.buf) {
-                Ok(0) => return None,
+            // One byte past the limit (and its newline) is enough to know a line is too long.
+            let limit = self.options.max_line_bytes.saturating_add(2) as u64;
+            match Read::by_ref(&mut self.input)
+                .take(limit)
+                .read_until(b'\n', &mut self.buf)
+            {
+                Ok(0) => return self.end(),
                 Ok(_) => {}
-                Err(e) if e.kind() == std::io::ErrorKind::InvalidData => {
-                    return Some(Err(self.malformed("the line is not valid UTF-8".into())))
-                }
                 Err(source) => {
                     return Some(Err(HistoryError::Io {
                         path: self.path.clone(),
@@ -75,8 +91,16 @@ impl<R: BufRead> JsonlReader<R> {
                     }))
                 }
             }
-            let complete = self.buf.ends_with('\n');
-            let text = self.buf.trim();
+            let complete = self.buf.ends_with(b"\n");
+            let content = self.buf.strip_suffix(b"\n").unwrap_or(&self.buf);
+            let content = content.strip_suffix(b"\r").unwrap_or(content);
+            if let Some(message) = self.pairing.too_long(content.len()) {
+                return Some(Err(self.malformed(message)));
+            }
+            let Ok(text) = std::str::from_utf8(content) else {
+                return Some(Err(self.malformed("the line is not valid UTF-8".into())));
+            };
+            let text = text.trim();
             if text.is_empty() {
                 continue;
             }
@@ -88,7 +112,7 @@ impl<R: BufRead> JsonlReader<R> {
                         self.path.display(),
                         self.line
                     ));
-                    return None;
+                    return self.end();
                 }
                 Err(e) => return Some(Err(self.malformed(e.to_string()))),
             };
@@ -102,8 +126,18 @@ impl<R: BufRead> JsonlReader<R> {
                 return Some(Err(self.malformed(message)));
             }
             self.next_index += 1;
-            return Some(Ok(op));
+            let at = (self.path.as_path(), self.line);
+            match admit_at(&mut self.pairing, &op, at, &mut self.warnings) {
+                Ok(true) => return Some(Ok(op)),
+                Ok(false) => continue,
+                Err(e) => return Some(Err(e)),
+            }
         }
+    }
+
+    /// The end of the input: nothing more, or the error for a history that cannot be used.
+    fn end(&mut self) -> Option<Result<Op, HistoryError>> {
+        finish_at(&self.pairing, &self.path).err().map(Err)
     }
 }
 
@@ -123,8 +157,11 @@ impl<R: BufRead> Iterator for JsonlReader<R> {
 }
 
 /// Reads a whole history file into memory, with the reader's warnings.
-pub fn read_jsonl(path: &Path) -> Result<(Vec<Op>, Vec<String>), HistoryError> {
-    let mut reader = JsonlReader::open(path)?;
+pub fn read_jsonl(
+    path: &Path,
+    options: ReadOptions,
+) -> Result<(Vec<Op>, Vec<String>), HistoryError> {
+    let mut reader = JsonlReader::open(path)?.with_options(options);
     let ops = reader.by_ref().collect::<Result<Vec<_>, _>>()?;
     Ok((ops, reader.warnings().to_vec()))
 }
@@ -280,6 +317,74 @@ mod tests {
         assert_eq!(ops.expect("prefix is readable").len(), 3);
         assert_eq!(warnings.len(), 1);
         assert!(warnings[0].contains("h.jsonl:4"), "{}", warnings[0]);
+    }
+
+    #[test]
+    fn a_history_without_operations_is_an_error_unless_allowed() {
+        let truncated = "{\"index\":0,\"time\":20,\"proc";
+        for text in ["", "\n\n", truncated] {
+            let err = error_of(text);
+            assert!(err.starts_with("h.jsonl: no operations"), "{err}");
+        }
+        let allowed = ReadOptions {
+            allow_empty: true,
+            ..ReadOptions::default()
+        };
+        let mut reader =
+            JsonlReader::new("".as_bytes(), Path::new("h.jsonl")).with_options(allowed);
+        assert!(reader.next().is_none());
+    }
+
+    #[test]
+    fn a_completion_without_an_invoke_names_its_line_unless_lenient() {
+        let orphan = r#"{"index":3,"time":14,"process":7,"type":"ok","f":"add","key":"views/home","value":1}"#;
+        let text = format!("{GOOD}{orphan}\n");
+        let err = error_of(&text);
+        assert!(
+            err.starts_with("h.jsonl:4: ") && err.contains("no invoke"),
+            "{err}"
+        );
+        let lenient = ReadOptions {
+            lenient: true,
+            ..ReadOptions::default()
+        };
+        let mut reader =
+            JsonlReader::new(text.as_bytes(), Path::new("h.jsonl")).with_options(lenient);
+        let ops = reader
+            .by_ref()
+            .collect::<Result<Vec<_>, _>>()
+            .expect("lenient");
+        assert_eq!(ops.len(), 3);
+        assert!(
+            reader.warnings()[0].starts_with("h.jsonl:4: "),
+            "{:?}",
+            reader.warnings()
+        );
+    }
+
+    #[test]
+    fn a_line_over_the_limit_is_an_error_naming_it() {
+        let long = format!(
+            r#"{{"index":3,"time":14,"process":7,"type":"invoke","f":"add","key":"a/{}","value":1}}"#,
+            "k".repeat(300)
+        );
+        let text = format!("{GOOD}{long}\n");
+        let small = ReadOptions {
+            max_line_bytes: 200,
+            ..ReadOptions::default()
+        };
+        let mut reader =
+            JsonlReader::new(text.as_bytes(), Path::new("h.jsonl")).with_options(small);
+        let err = reader
+            .by_ref()
+            .collect::<Result<Vec<_>, _>>()
+            .expect_err("too long");
+        assert!(
+            err.to_string()
+                .starts_with("h.jsonl:4: the line is longer than 200"),
+            "{err}"
+        );
+        assert!(read(&text).0.is_ok(), "within the default 1 MiB");
     }
 
     #[test]
