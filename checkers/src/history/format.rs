@@ -4,7 +4,7 @@
 
 use super::edn::{EdnError, Parser};
 use super::edn_op::op_from_edn;
-use super::wellformed::{admit_at, finish_at, long_line, Pairing, ReadOptions};
+use super::wellformed::{admit_at, finish_at, long_line, LinedOps, Pairing, ReadOptions};
 use super::{jepsen_log, HistoryError, JsonlReader};
 use crate::op::Op;
 use std::fmt;
@@ -220,11 +220,7 @@ fn read_jsonl(
 
 /// Reads EDN operation maps, one after another or inside one top-level vector or list,
 /// each with the line it starts on.
-fn read_edn(
-    text: &str,
-    path: &Path,
-    require_key: bool,
-) -> Result<(Vec<(u64, Op)>, Vec<String>), HistoryError> {
+fn read_edn(text: &str, path: &Path, require_key: bool) -> Result<LinedOps, HistoryError> {
     let mut parser = Parser::new(text);
     let mut ops = Vec::new();
     while let Some((line, form)) = parser.next_item().map_err(|e| e.at(path))? {

@@ -4,6 +4,7 @@
 
 use super::edn::{parse_form, Edn, EdnError};
 use super::edn_op::op_from_edn;
+use super::wellformed::LinedOps;
 use super::HistoryError;
 use crate::op::Op;
 use std::path::Path;
@@ -12,10 +13,7 @@ use std::path::Path;
 const FIELDS: [&str; 4] = ["process", "type", "f", "value"];
 
 /// Reads the operations of a Jepsen log, each with its line, with a warning when it has none.
-pub(super) fn read_ops(
-    text: &str,
-    path: &Path,
-) -> Result<(Vec<(u64, Op)>, Vec<String>), HistoryError> {
+pub(super) fn read_ops(text: &str, path: &Path) -> Result<LinedOps, HistoryError> {
     let mut ops = Vec::new();
     let mut skipped = 0;
     for (number, line) in (1..).zip(text.lines()) {

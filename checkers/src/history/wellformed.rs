@@ -8,6 +8,9 @@ use crate::op::{Op, OpType, Process};
 use std::collections::HashSet;
 use std::path::Path;
 
+/// Ops each with the line it starts on, and what the reader tolerated.
+pub type LinedOps = (Vec<(u64, Op)>, Vec<String>);
+
 /// The longest line a reader takes by default: 1 MiB.
 pub const MAX_LINE_BYTES: usize = 1 << 20;
 
