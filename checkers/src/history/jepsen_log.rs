@@ -6,7 +6,6 @@ use super::edn::{parse_form, Edn, EdnError};
 use super::edn_op::op_from_edn;
 use super::wellformed::LinedOps;
 use super::HistoryError;
-use crate::op::Op;
 use std::path::Path;
 
 /// The fields of an operation line, in order.
@@ -91,6 +90,7 @@ fn missing(name: &str, line: u64) -> EdnError {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::op::Op;
     use crate::op::{OpType, Process, F};
     use serde_json::json;
 
