@@ -16,6 +16,7 @@ pub mod error;
 mod node;
 mod report;
 pub mod runner;
+pub mod shutdown;
 pub mod soak;
 pub mod store;
 pub mod workload;

@@ -1,6 +1,6 @@
 //! The `checker` binary: parses the command line, runs the command, prints the error chain,
-//! and picks the exit code in one place (0 valid, 1 invalid, 2 unknown, 254 bad input, 255
-//! internal error).
+//! and picks the exit code in one place (0 valid, 1 invalid, 2 unknown, 130 a soak stopped
+//! by a signal, 254 bad input, 255 internal error).
 
 use anyhow::Context;
 use checker::cli::{dispatch, Cli, Command, Done};
@@ -34,6 +34,7 @@ fn main() -> ExitCode {
     match outcome {
         Ok(Ok(Done::Verdict(verdict))) => ExitCode::from(verdict.exit_code() as u8),
         Ok(Ok(Done::NoVerdict)) => ExitCode::SUCCESS,
+        Ok(Ok(Done::Interrupted)) => ExitCode::from(checker::shutdown::INTERRUPTED_EXIT),
         Ok(Err(e)) => {
             eprintln!("error: {e:#}");
             if e.chain().any(|c| c.is::<BadInput>()) {

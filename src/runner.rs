@@ -139,7 +139,8 @@ pub async fn run(plan: RunPlan) -> anyhow::Result<RunOutcome> {
 }
 
 /// Drives the workload with a progress display while the nemesis runs its schedule; then
-/// heals the cluster and reads every counter from every node. Ctrl-C stops the load early.
+/// heals the cluster and reads every counter from every node. A stop signal (Ctrl-C,
+/// SIGTERM, SIGHUP: `shutdown`) stops the load early.
 async fn drive_load(
     plan: &RunPlan,
     history: &Path,
@@ -155,14 +156,12 @@ async fn drive_load(
         Duration::from_millis(w.client_timeout_ms),
     ));
     let stop = Arc::new(AtomicBool::new(false));
-    let on_ctrl_c = {
+    let on_signal = {
         let (stop, interrupted) = (stop.clone(), interrupted);
         tokio::spawn(async move {
-            if tokio::signal::ctrl_c().await.is_ok() {
-                eprintln!("interrupted: stopping the load, then checking what was recorded");
-                interrupted.store(true, Ordering::Relaxed);
-                stop.store(true, Ordering::Relaxed);
-            }
+            crate::shutdown::wait().await;
+            interrupted.store(true, Ordering::Relaxed);
+            stop.store(true, Ordering::Relaxed);
         })
     };
     let schedule = nemesis::schedule(&w.nemesis, &ids, w.phases.warmup_s, w.time_limit, plan.seed);
@@ -195,7 +194,7 @@ async fn drive_load(
                 .context("final reads")?;
         }
     }
-    on_ctrl_c.abort();
+    on_signal.abort();
     driven.context("driving the workload")?;
     faulted.context("recording a fault")?;
     Ok(())

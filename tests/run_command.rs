@@ -128,36 +128,52 @@ fn a_short_run_leaves_a_complete_run_folder_and_no_node() {
 }
 
 #[test]
-fn ctrl_c_stops_the_load_checks_what_was_recorded_and_stops_every_node() {
-    let results = tempfile::tempdir().expect("temp dir");
-    let mut child = checker()
-        .args([
-            "run",
-            "--workload",
-            "hot-counter",
-            "--time-limit",
-            "60",
-            "--results",
-        ])
-        .arg(results.path())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .expect("start run");
-    let pids = wait_for_nodes(results.path(), Duration::from_secs(30));
-    std::thread::sleep(Duration::from_millis(800));
-    kill(Pid::from_raw(child.id() as i32), Signal::SIGINT).expect("send SIGINT");
-    let status = child.wait().expect("run exits");
-    assert!(
-        matches!(status.code(), Some(0 | 1)),
-        "exit {:?}",
-        status.code()
-    );
-    let dir = only_run_folder(results.path());
-    assert!(dir.join("results.json").is_file());
-    let run_json = std::fs::read_to_string(dir.join("run.json")).expect("run.json");
-    assert!(run_json.contains("\"interrupted\": true"), "{run_json}");
-    assert_eq!(survivors(&pids, Duration::from_secs(2)), Vec::<u32>::new());
+fn ctrl_c_and_sigterm_stop_the_load_check_what_was_recorded_and_stop_every_node() {
+    for signal in [Signal::SIGINT, Signal::SIGTERM] {
+        let results = tempfile::tempdir().expect("temp dir");
+        let mut child = checker()
+            .args([
+                "run",
+                "--workload",
+                "hot-counter",
+                "--time-limit",
+                "60",
+                "--results",
+            ])
+            .arg(results.path())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("start run");
+        let pids = wait_for_nodes(results.path(), Duration::from_secs(30));
+        std::thread::sleep(Duration::from_millis(800));
+        kill(Pid::from_raw(child.id() as i32), signal).expect("send the signal");
+        let status = child.wait().expect("run exits");
+        assert!(
+            matches!(status.code(), Some(0 | 1)),
+            "{signal}: exit {:?}",
+            status.code()
+        );
+        let dir = only_run_folder(results.path());
+        let results_json: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(dir.join("results.json")).expect("results.json"),
+        )
+        .expect("JSON");
+        assert!(
+            results_json["ops"].as_u64() > Some(0),
+            "{signal}: the history was checked"
+        );
+        let run_json = std::fs::read_to_string(dir.join("run.json")).expect("run.json");
+        assert!(
+            run_json.contains("\"interrupted\": true"),
+            "{signal}: {run_json}"
+        );
+        assert_eq!(
+            survivors(&pids, Duration::from_secs(2)),
+            Vec::<u32>::new(),
+            "{signal}"
+        );
+    }
 }
 
 #[test]
@@ -301,8 +317,20 @@ fn serve_answers_the_index_and_the_pages_on_loopback() {
     let index = get("/");
     let page = get("/w/20260101T000000/report.html");
     let missing = get("/nothing-here.html");
-    let _ = child.kill();
-    let _ = child.wait();
+    // SIGTERM stops it in order, as Ctrl-C does.
+    kill(Pid::from_raw(child.id() as i32), Signal::SIGTERM).expect("send SIGTERM");
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    let status = loop {
+        match child.try_wait().expect("poll serve") {
+            Some(status) => break status,
+            None if std::time::Instant::now() > deadline => {
+                let _ = child.kill();
+                panic!("serve ignored SIGTERM");
+            }
+            None => std::thread::sleep(Duration::from_millis(50)),
+        }
+    };
+    assert_eq!(status.code(), Some(0));
     assert!(
         index.starts_with("HTTP/1.0 200") && index.contains("1 runs"),
         "{index}"
@@ -423,7 +451,7 @@ fn a_soak_runs_workloads_back_to_back_holds_budgets_prunes_and_replays() {
 }
 
 #[test]
-fn ctrl_c_ends_a_soak_after_checking_the_current_run_and_writes_the_summary() {
+fn sigterm_ends_a_soak_after_checking_the_current_run_exits_130_and_says_so() {
     let soak = tempfile::tempdir().expect("temp dir");
     let mut child = checker()
         .args([
@@ -443,12 +471,13 @@ fn ctrl_c_ends_a_soak_after_checking_the_current_run_and_writes_the_summary() {
         .expect("start soak");
     let pids = wait_for_nodes(soak.path(), Duration::from_secs(30));
     std::thread::sleep(Duration::from_millis(800));
-    kill(Pid::from_raw(child.id() as i32), Signal::SIGINT).expect("send SIGINT");
+    kill(Pid::from_raw(child.id() as i32), Signal::SIGTERM).expect("send SIGTERM");
     let status = child.wait().expect("soak exits");
+    assert_eq!(status.code(), Some(130));
+    let junit = std::fs::read_to_string(soak.path().join("junit.xml")).expect("junit.xml");
     assert!(
-        matches!(status.code(), Some(0 | 1)),
-        "exit {:?}",
-        status.code()
+        junit.contains("stopped by a signal after 1 runs"),
+        "{junit}"
     );
     let summary: serde_json::Value = serde_json::from_str(
         &std::fs::read_to_string(soak.path().join("summary.json")).expect("summary"),

@@ -13,6 +13,7 @@ pub use report::{ReportArgs, ServeArgs};
 pub use run::{ReplayArgs, RunArgs};
 pub use soak::SoakArgs;
 
+use anyhow::Context;
 use checkers::Validity;
 use clap::{Parser, Subcommand};
 
@@ -56,10 +57,18 @@ pub enum Done {
     Verdict(Validity),
     /// Nothing to judge.
     NoVerdict,
+    /// Stopped by a signal before it was done (exit 130).
+    Interrupted,
 }
 
 /// Runs a command.
 pub async fn dispatch(command: Command) -> anyhow::Result<Done> {
+    if matches!(
+        command,
+        Command::Run(_) | Command::Replay(_) | Command::Soak(_) | Command::Serve(_)
+    ) {
+        crate::shutdown::listen().context("listening for SIGINT, SIGTERM and SIGHUP")?;
+    }
     match command {
         Command::Run(args) => run::run(args).await.map(Done::Verdict),
         Command::Replay(args) => run::replay(args).await.map(Done::Verdict),
@@ -72,7 +81,7 @@ pub async fn dispatch(command: Command) -> anyhow::Result<Done> {
         }
         Command::Report(args) => report::report(args).map(|()| Done::NoVerdict),
         Command::Serve(args) => report::serve(args).await.map(|()| Done::NoVerdict),
-        Command::Soak(args) => soak::soak(args).await.map(Done::Verdict),
+        Command::Soak(args) => soak::soak(args).await,
         Command::Node(args) => node::node(args).await.map(|()| Done::NoVerdict),
     }
 }

@@ -83,15 +83,13 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         .with_context(|| format!("listening on 127.0.0.1:{}", args.port))?;
     let addr = listener.local_addr()?;
     println!(
-        "serving {} on http://{addr}/ (Ctrl-C stops)",
+        "serving {} on http://{addr}/ (Ctrl-C or SIGTERM stops)",
         args.dir.display()
     );
     use std::io::Write;
     std::io::stdout().flush()?;
     axum::serve(listener, app)
-        .with_graceful_shutdown(async {
-            let _ = tokio::signal::ctrl_c().await;
-        })
+        .with_graceful_shutdown(crate::shutdown::wait())
         .await
         .context("serving")
 }

@@ -1,6 +1,7 @@
 //! `checker soak`: the flags turned into a soak's plan, and its verdict: valid when every
 //! run stayed within its budget.
 
+use super::Done;
 use crate::error::BadInput;
 use crate::soak::{self, SoakPlan};
 use crate::workload::{self, budget};
@@ -35,8 +36,8 @@ pub struct SoakArgs {
     pub out: Option<PathBuf>,
 }
 
-/// `checker soak`.
-pub async fn soak(args: SoakArgs) -> anyhow::Result<Validity> {
+/// `checker soak`: the verdict, or `Interrupted` when a signal stopped it (exit 130).
+pub async fn soak(args: SoakArgs) -> anyhow::Result<Done> {
     let duration = humantime::parse_duration(&args.duration)
         .map_err(|e| BadInput::Usage(format!("--duration {}: {e}", args.duration)))?;
     let names: Vec<String> = args
@@ -89,6 +90,9 @@ pub async fn soak(args: SoakArgs) -> anyhow::Result<Validity> {
         keep: args.keep,
         run_time: args.run_time,
     };
-    let within = soak::run(plan).await?;
-    Ok(Validity::from_findings(!within, false))
+    let outcome = soak::run(plan).await?;
+    Ok(match outcome.interrupted {
+        true => Done::Interrupted,
+        false => Done::Verdict(Validity::from_findings(!outcome.within_budget, false)),
+    })
 }

@@ -47,8 +47,17 @@ pub fn derive_seed(seed: u64, i: u64) -> u64 {
     (z ^ (z >> 31)) >> 1
 }
 
-/// Runs the soak; returns whether every run stayed within its budget.
-pub async fn run(plan: SoakPlan) -> anyhow::Result<bool> {
+/// How a soak ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SoakOutcome {
+    /// Every run stayed within its budget.
+    pub within_budget: bool,
+    /// A stop signal ended it early.
+    pub interrupted: bool,
+}
+
+/// Runs the soak until its duration is spent or a stop signal comes.
+pub async fn run(plan: SoakPlan) -> anyhow::Result<SoakOutcome> {
     let SoakPlan {
         duration,
         duration_text,
@@ -67,6 +76,10 @@ pub async fn run(plan: SoakPlan) -> anyhow::Result<bool> {
         let mut w = workloads[(i % workloads.len() as u64) as usize].clone();
         w.time_limit = run_time.unwrap_or(w.time_limit).min(left);
         if w.time_limit < SHORTEST_RUN_S {
+            break;
+        }
+        if crate::shutdown::requested() {
+            summary.interrupted = true;
             break;
         }
         let budget = match overrides.get(&w.name) {
@@ -105,8 +118,8 @@ pub async fn run(plan: SoakPlan) -> anyhow::Result<bool> {
         summary.push(record);
         summary.prune(keep)?;
         summary.write(&dir)?;
-        if outcome.interrupted {
-            eprintln!("soak stopped by Ctrl-C after run {}", i + 1);
+        if outcome.interrupted || crate::shutdown::requested() {
+            eprintln!("soak stopped by a signal after run {}", i + 1);
             summary.interrupted = true;
             break;
         }
@@ -116,5 +129,8 @@ pub async fn run(plan: SoakPlan) -> anyhow::Result<bool> {
     plots::render_trend(&points, &dir).context("drawing the trend chart")?;
     index::write(&dir)?;
     println!("{}", summary.render(&dir));
-    Ok(summary.within_budget)
+    Ok(SoakOutcome {
+        within_budget: summary.within_budget,
+        interrupted: summary.interrupted,
+    })
 }

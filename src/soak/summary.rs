@@ -205,6 +205,19 @@ impl SoakSummary {
                 });
             }
         }
+        if self.interrupted {
+            let message = format!(
+                "the soak was stopped by a signal after {} runs, before its {} were up",
+                self.runs.len(),
+                self.duration
+            );
+            cases.push(Case {
+                class: "soak".to_string(),
+                name: "ran its whole duration".to_string(),
+                time_s: 0.0,
+                failure: Some((message.clone(), message)),
+            });
+        }
         cases
     }
 
@@ -242,7 +255,7 @@ impl SoakSummary {
             self.seed,
             self.runs.len(),
             if self.interrupted {
-                " · stopped by Ctrl-C"
+                " · stopped by a signal"
             } else {
                 ""
             },
