@@ -120,8 +120,16 @@ pub fn check_ops(
 /// What the checkers need to know beyond the history: from run.json and the nodes' dumps
 /// in a run folder.
 fn check_options(target: &Target, keep_reads: bool) -> anyhow::Result<CheckOptions> {
-    // A missing or unreadable run.json says nothing: the history is checked on its own.
-    let record = target.folder.as_ref().and_then(|f| RunRecord::read(f).ok());
+    // A missing run.json says nothing: the history is checked on its own. One that is
+    // there but cannot be read is reported, not ignored.
+    let record = match &target.folder {
+        Some(folder) if folder.record().exists() => Some(RunRecord::read(folder).map_err(|e| {
+            BadInput::Usage(format!(
+                "{e:#}; fix or remove it to check the history without the run's settings"
+            ))
+        })?),
+        _ => None,
+    };
     let defaults = Thresholds::default();
     let tombstones = match &record {
         Some(r) => Thresholds {

@@ -176,3 +176,27 @@ fn random_bytes_never_pass() {
         }
     }
 }
+
+#[test]
+fn a_run_folder_with_a_corrupt_run_json_is_reported_not_ignored() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    write(
+        dir.path(),
+        "history.jsonl",
+        &format!(
+            "{ADD_THEN_READ}{}\n",
+            r#"{"index":3,"time":4,"process":1,"type":"ok","f":"read","key":"a/b","value":1}"#
+        ),
+    );
+    let folder = dir.path().to_str().expect("utf-8");
+    assert_eq!(
+        run(&["check", folder]).status.code(),
+        Some(0),
+        "no run.json: checked alone"
+    );
+    write(dir.path(), "run.json", "{\"seed\": ");
+    let out = run(&["check", folder]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(254), "{stderr}");
+    assert!(stderr.contains("run.json"), "{stderr}");
+}
