@@ -165,7 +165,13 @@ async fn drive_load(
         })
     };
     let schedule = nemesis::schedule(&w.nemesis, &ids, w.phases.warmup_s, w.time_limit, plan.seed);
-    let nemesis = cluster.map(|c| Arc::new(Nemesis::new(c, recorder.clone())));
+    let nemesis = match cluster {
+        Some(c) => {
+            let admin = c.lock().await.admin(Duration::from_secs(5));
+            Some(Arc::new(Nemesis::new(c, admin, recorder.clone())))
+        }
+        None => None,
+    };
     let faults_stop = Arc::new(AtomicBool::new(false));
     let faults = nemesis
         .clone()

@@ -19,18 +19,16 @@ impl Drop for Node {
 
 /// Starts a node with `settings` (JSON of the `[cluster]` table) and extra flags.
 pub fn start_node(settings: &str, extra: &[&str]) -> (Node, tempfile::TempDir) {
+    start_node_on("127.0.0.1:0", settings, extra)
+}
+
+/// Starts a node listening on `listen` with `settings` and extra flags.
+pub fn start_node_on(listen: &str, settings: &str, extra: &[&str]) -> (Node, tempfile::TempDir) {
     let dir = tempfile::tempdir().expect("temp dir");
     let file = dir.path().join("cluster.json");
     std::fs::write(&file, settings).expect("settings");
     let mut child = checker()
-        .args([
-            "node",
-            "--id",
-            "n1",
-            "--listen",
-            "127.0.0.1:0",
-            "--settings",
-        ])
+        .args(["node", "--id", "n1", "--listen", listen, "--settings"])
         .arg(&file)
         .arg("--data-dir")
         .arg(dir.path().join("n1"))
@@ -49,6 +47,16 @@ pub fn start_node(settings: &str, extra: &[&str]) -> (Node, tempfile::TempDir) {
 }
 
 fn request(method: &str, url: &str, body: Option<&str>) -> (u16, serde_json::Value) {
+    request_with(method, url, body, None)
+}
+
+/// `request`, carrying `secret` in the cluster-secret header when given.
+fn request_with(
+    method: &str,
+    url: &str,
+    body: Option<&str>,
+    secret: Option<&str>,
+) -> (u16, serde_json::Value) {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -56,6 +64,9 @@ fn request(method: &str, url: &str, body: Option<&str>) -> (u16, serde_json::Val
     runtime.block_on(async {
         let client = reqwest::Client::new();
         let mut req = client.request(method.parse().expect("method"), url);
+        if let Some(secret) = secret {
+            req = req.header("x-checker-secret", secret);
+        }
         if let Some(body) = body {
             req = req
                 .header("content-type", "application/json")
@@ -205,4 +216,67 @@ fn a_cell_delete_refuses_the_partition_scope_and_a_running_node_keeps_its_mode()
         (status, body["write_timeout_ms"].as_u64()),
         (200, Some(750))
     );
+}
+
+#[test]
+fn without_the_cluster_secret_the_internal_and_admin_planes_answer_401_and_change_nothing() {
+    let secret = "0123456789abcdef0123456789abcdef";
+    let (node, _dir) = start_node(&format!(r#"{{"secret": "{secret}"}}"#), &[]);
+    let base = format!("http://{}", node.addr);
+    // A forged shard table, and a pause, from a caller that does not know the secret.
+    let forged = r#"{"partitions": {"views": {"rows": {"home": {"counter": {"counter": {"shards": {"n9": {"clock": 1, "count": 1000}}}, "timestamp": 1}}}}}}"#;
+    for (method, path, body) in [
+        ("POST", "/internal/apply", Some(forged)),
+        ("PUT", "/admin/faults", Some(r#"{"paused": true}"#)),
+        ("GET", "/admin/config", None),
+    ] {
+        for wrong in [None, Some("not-the-secret")] {
+            let (status, reply) = request_with(method, &format!("{base}{path}"), body, wrong);
+            assert_eq!(
+                (status, reply["error"].as_str()),
+                (401, Some("unauthorized")),
+                "{path}"
+            );
+        }
+    }
+    let (status, faults) = request_with("GET", &format!("{base}/admin/faults"), None, Some(secret));
+    assert_eq!(
+        (status, faults["paused"].as_bool()),
+        (200, Some(false)),
+        "{faults}"
+    );
+    let (status, body) = request("GET", &format!("{base}/v1/counters/views/home"), None);
+    assert_eq!(
+        (status, body["value"].clone()),
+        (200, serde_json::Value::Null)
+    );
+    // The same table, from the cluster itself, is applied: the refusal was what kept it out.
+    let (status, _) = request_with(
+        "POST",
+        &format!("{base}/internal/apply"),
+        Some(forged),
+        Some(secret),
+    );
+    assert_eq!(status, 200);
+    let (_, body) = request(
+        "GET",
+        &format!("{base}/v1/counters/views/home?cl=ONE"),
+        None,
+    );
+    assert_eq!(body["value"].as_i64(), Some(1000), "{body}");
+}
+
+#[test]
+fn a_node_listening_on_every_ipv6_address_knows_its_own_loopback_callers() {
+    // Bound to [::], a node sees 127.0.0.1 as ::ffff:127.0.0.1: still loopback.
+    let (node, _dir) = start_node_on("[::]:0", "{}", &[]);
+    let port = node.addr.rsplit(':').next().expect("port");
+    let (status, _) = request(
+        "GET",
+        &format!("http://127.0.0.1:{port}/admin/health"),
+        None,
+    );
+    assert_eq!(status, 200);
+    let (status, _) = request("GET", &format!("http://[::1]:{port}/admin/health"), None);
+    assert_eq!(status, 200);
 }

@@ -21,7 +21,9 @@ impl Harness {
         let cluster = Cluster::start(binary, nodes, &settings, dir.path(), 7)
             .await
             .expect("cluster starts");
+        // The cluster's secret opens its admin plane.
         let http = reqwest::Client::builder()
+            .default_headers(checker::api::secret::headers(Some(cluster.secret())))
             .timeout(Duration::from_secs(10))
             .build()
             .expect("client");

@@ -14,10 +14,16 @@ pub struct AdminClient {
 }
 
 impl AdminClient {
-    /// A client whose requests give up after `timeout`.
+    /// A client whose requests give up after `timeout`, for a node without a secret.
     pub fn new(timeout: Duration) -> Self {
+        Self::with_secret(timeout, None)
+    }
+
+    /// A client whose requests give up after `timeout` and carry the cluster's `secret`.
+    pub fn with_secret(timeout: Duration, secret: Option<&str>) -> Self {
         let http = reqwest::Client::builder()
             .timeout(timeout)
+            .default_headers(super::secret::headers(secret))
             .build()
             .unwrap_or_default();
         AdminClient { http }

@@ -10,6 +10,7 @@ pub mod consistency;
 pub mod invalid;
 pub mod key;
 pub mod scope;
+pub mod secret;
 pub mod settings;
 
 pub use admin::{Faults, FaultsUpdate, Health, Listening, PeerList};

@@ -1,5 +1,6 @@
 //! `checker node`: one bundled counter node, serving until SIGTERM or Ctrl-C.
 
+use crate::api::secret::read_settings_file;
 use crate::api::ClusterSettings;
 use crate::error::BadInput;
 use crate::node::{serve, NodeConfig};
@@ -20,8 +21,8 @@ pub struct NodeArgs {
     /// The other replicas: `n2=127.0.0.1:PORT,n3=...` (or set later with PUT /admin/peers).
     #[arg(long, value_delimiter = ',', value_parser = parse_peer)]
     pub peers: Vec<(String, String)>,
-    /// The cluster's settings, a JSON file of the workload's `[cluster]` table; defaults
-    /// when left out.
+    /// The cluster's settings, a JSON file of the workload's `[cluster]` table and, from
+    /// `run`, the cluster's `secret`; defaults (and no secret) when left out.
     #[arg(long)]
     pub settings: Option<PathBuf>,
     /// Where the commit log and flushed segments live; a new temporary folder when left out.
@@ -38,14 +39,14 @@ pub struct NodeArgs {
 
 /// `checker node`.
 pub async fn node(args: NodeArgs) -> anyhow::Result<()> {
-    let settings = match &args.settings {
+    let (settings, secret) = match &args.settings {
         Some(path) => {
             let text = std::fs::read_to_string(path)
                 .with_context(|| format!("reading {}", path.display()))?;
-            serde_json::from_str(&text)
+            read_settings_file(&text)
                 .map_err(|e| BadInput::Usage(format!("{}: {e}", path.display())))?
         }
-        None => ClusterSettings::default(),
+        None => (ClusterSettings::default(), None),
     };
     let data_dir = args.data_dir.unwrap_or_else(|| {
         std::env::temp_dir().join(format!("checker-node-{}-{}", args.id, std::process::id()))
@@ -58,6 +59,7 @@ pub async fn node(args: NodeArgs) -> anyhow::Result<()> {
         data_dir,
         exit_with_parent: args.exit_with_parent,
         seed: args.seed.unwrap_or_else(rand::random),
+        secret,
     };
     serve(config)
         .await

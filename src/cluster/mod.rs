@@ -5,6 +5,7 @@
 //! when the [`Cluster`] is dropped (a panic or an error unwinds through it), and each node
 //! exits by itself when its parent is gone (the driver was killed with SIGKILL).
 
+use crate::api::secret::{new_secret, settings_file as settings_file_text};
 use crate::api::ClusterSettings;
 use crate::api::{AdminClient, Listening};
 use crate::node::core::commitlog;
@@ -63,6 +64,7 @@ pub struct Cluster {
     dir: PathBuf,
     seed: u64,
     admin: AdminClient,
+    secret: String,
 }
 
 impl Cluster {
@@ -77,8 +79,9 @@ impl Cluster {
         seed: u64,
     ) -> Result<Cluster, ClusterError> {
         let settings_file = dir.join("cluster.json");
-        let text = serde_json::to_string_pretty(settings).unwrap_or_default();
-        std::fs::write(&settings_file, text).map_err(|source| ClusterError::Spawn {
+        let secret = new_secret();
+        let text = settings_file_text(settings, Some(&secret));
+        write_private(&settings_file, &text).map_err(|source| ClusterError::Spawn {
             id: "all".into(),
             binary: settings_file.clone(),
             source,
@@ -88,7 +91,8 @@ impl Cluster {
             binary: binary.to_path_buf(),
             dir: dir.to_path_buf(),
             seed,
-            admin: AdminClient::new(Duration::from_secs(2)),
+            admin: AdminClient::with_secret(Duration::from_secs(2), Some(&secret)),
+            secret,
         };
         for i in 1..=count {
             let id = format!("n{i}");
@@ -99,6 +103,16 @@ impl Cluster {
             introduce(&cluster.admin, node, cluster.peers_of(&node.id), dir).await?;
         }
         Ok(cluster)
+    }
+
+    /// The cluster's secret, which its internal and admin planes require.
+    pub fn secret(&self) -> &str {
+        &self.secret
+    }
+
+    /// A client of the nodes' admin plane that carries the cluster's secret.
+    pub fn admin(&self, timeout: Duration) -> AdminClient {
+        AdminClient::with_secret(timeout, Some(&self.secret))
     }
 
     /// Every node as `(id, host:port)`, in id order.
@@ -286,4 +300,17 @@ async fn introduce(
         reason: format!("did not accept its peers: {last_error}"),
         log: log_dir.join(format!("{}.log", node.id)),
     })
+}
+
+/// Writes `text` to `path`, readable by its owner only (the file holds the secret).
+fn write_private(path: &Path, text: &str) -> std::io::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(path)?;
+    file.write_all(text.as_bytes())
 }

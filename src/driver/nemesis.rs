@@ -28,12 +28,13 @@ pub struct Nemesis {
 }
 
 impl Nemesis {
-    /// A nemesis for `cluster`, recording into `recorder`.
-    pub fn new(cluster: Arc<Mutex<Cluster>>, recorder: Arc<Recorder>) -> Self {
+    /// A nemesis for `cluster`, reaching its admin plane through `admin` (which carries the
+    /// cluster's secret), recording into `recorder`.
+    pub fn new(cluster: Arc<Mutex<Cluster>>, admin: AdminClient, recorder: Arc<Recorder>) -> Self {
         Nemesis {
             cluster,
             recorder,
-            admin: AdminClient::new(Duration::from_secs(5)),
+            admin,
             cuts: std::sync::Mutex::new(BTreeMap::new()),
         }
     }

@@ -47,8 +47,11 @@ pub enum ApiError {
     #[error("{0}")]
     Internal(String),
     /// The endpoint is only for the loopback interface: 403.
-    #[error("the admin plane answers 127.0.0.1 only")]
+    #[error("the admin and internal planes of a node without a cluster secret answer loopback callers only")]
     Forbidden,
+    /// The request lacks the cluster's secret: 401.
+    #[error("the admin and internal planes need the cluster's secret (header x-checker-secret)")]
+    Unauthorized,
     /// No such endpoint: 404.
     #[error("no such endpoint: {0}")]
     NotFound(String),
@@ -66,6 +69,7 @@ impl ApiError {
             }
             ApiError::Internal(_) => (StatusCode::INTERNAL_SERVER_ERROR, "internal"),
             ApiError::Forbidden => (StatusCode::FORBIDDEN, "forbidden"),
+            ApiError::Unauthorized => (StatusCode::UNAUTHORIZED, "unauthorized"),
             ApiError::NotFound(_) => (StatusCode::NOT_FOUND, "not_found"),
         }
     }

@@ -1,16 +1,17 @@
 //! The node's router: the data plane of its mode, the internal and admin planes, and the
-//! guard every request passes (loopback-only admin, pause, cut links).
+//! guard every request passes (the cluster's secret, pause, cut links).
 
 use super::errors::ApiError;
 use super::state::Node;
 use super::transport::FROM_HEADER;
 use super::{admin, cassandra, internal, ravendb};
+use crate::api::secret::{self, SECRET_HEADER};
 use crate::api::Mode;
 use axum::extract::{ConnectInfo, Request, State};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::Router;
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -34,18 +35,30 @@ pub fn router(node: Arc<Node>) -> Router {
         .with_state(node)
 }
 
-/// Every request passes here: admin requests only from loopback; others wait while the node
-/// is paused, and those from a peer whose link is cut are never answered in time.
+/// Every request passes here: the admin and internal planes need the cluster's secret
+/// (or, on a node without one, a loopback caller); admin requests then go straight through;
+/// others wait while the node is paused, and those from a peer whose link is cut are never
+/// answered in time.
 async fn guard(
     State(node): State<Arc<Node>>,
     ConnectInfo(from): ConnectInfo<SocketAddr>,
     request: Request,
     next: Next,
 ) -> Response {
-    if request.uri().path().starts_with("/admin/") {
-        if !from.ip().is_loopback() {
-            return ApiError::Forbidden.into_response();
+    let path = request.uri().path();
+    let admin = path.starts_with("/admin/");
+    if admin || path.starts_with("/internal/") {
+        let given = request.headers().get(SECRET_HEADER);
+        let given = given.and_then(|v| v.to_str().ok()).unwrap_or_default();
+        match &node.secret {
+            Some(secret) if !secret::matches(secret, given) => {
+                return ApiError::Unauthorized.into_response()
+            }
+            None if !is_loopback(from.ip()) => return ApiError::Forbidden.into_response(),
+            _ => {}
         }
+    }
+    if admin {
         return next.run(request).await;
     }
     while node.faults().paused {
@@ -69,4 +82,30 @@ async fn guard(
         node.peers.heard_from(&sender);
     }
     next.run(request).await
+}
+
+/// Whether `ip` is a loopback address, an IPv4 one mapped into IPv6 (`::ffff:127.0.0.1`,
+/// what a socket bound to `[::]` sees) included.
+fn is_loopback(ip: IpAddr) -> bool {
+    match ip {
+        IpAddr::V6(v6) => v6
+            .to_ipv4_mapped()
+            .map_or(v6.is_loopback(), |v4| v4.is_loopback()),
+        v4 => v4.is_loopback(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn loopback_includes_ipv4_mapped_loopback_and_nothing_else() {
+        for ip in ["127.0.0.1", "127.8.0.2", "::1", "::ffff:127.0.0.1"] {
+            assert!(is_loopback(ip.parse().expect("ip")), "{ip}");
+        }
+        for ip in ["10.0.0.1", "::ffff:10.0.0.1", "2001:db8::1", "0.0.0.0"] {
+            assert!(!is_loopback(ip.parse().expect("ip")), "{ip}");
+        }
+    }
 }

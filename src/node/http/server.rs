@@ -36,6 +36,9 @@ pub struct NodeConfig {
     pub exit_with_parent: bool,
     /// Seeds the node's random choices.
     pub seed: u64,
+    /// The cluster's secret, required on the internal and admin planes; without one those
+    /// answer loopback callers only.
+    pub secret: Option<String>,
 }
 
 /// Binds, recovers the data folder, prints the [`Listening`] line, and serves until
@@ -59,9 +62,10 @@ pub async fn serve(config: NodeConfig) -> std::io::Result<()> {
         data,
         raven: RavenDurable::open(&config.id, &config.data_dir)?,
         peers: config.peers.clone(),
-        transport: Arc::new(HttpTransport::new(timeout)),
+        transport: Arc::new(HttpTransport::new(timeout, config.secret.as_deref())),
         clock: Arc::new(SystemClock),
         seed: config.seed,
+        secret: config.secret.clone(),
     }));
     let line = Listening {
         id: config.id.clone(),

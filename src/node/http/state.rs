@@ -36,6 +36,8 @@ pub struct NodeParts {
     pub clock: Arc<dyn Clock>,
     /// Seeds the node's random choices (the leader of an increment).
     pub seed: u64,
+    /// The cluster's secret, if it has one.
+    pub secret: Option<String>,
 }
 
 /// Striped counter locks, as Cassandra's `concurrent_counter_writes` × 1024.
@@ -54,6 +56,8 @@ pub struct Node {
     pub(super) replication: tokio::sync::Notify,
     clock: Arc<dyn Clock>,
     stripes: Vec<tokio::sync::Mutex<()>>,
+    /// The cluster's secret, required on the internal and admin planes.
+    pub(super) secret: Option<String>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -87,6 +91,7 @@ impl Node {
             rng: Mutex::new(StdRng::seed_from_u64(parts.seed)),
             stripes: (0..STRIPES).map(|_| tokio::sync::Mutex::new(())).collect(),
             settings: RwLock::new(parts.settings),
+            secret: parts.secret,
         }
     }
 

@@ -54,10 +54,11 @@ pub struct HttpTransport {
 }
 
 impl HttpTransport {
-    /// A transport whose requests give up after `timeout`.
-    pub fn new(timeout: Duration) -> Self {
+    /// A transport whose requests give up after `timeout` and carry the cluster's `secret`.
+    pub fn new(timeout: Duration, secret: Option<&str>) -> Self {
         let http = reqwest::Client::builder()
             .timeout(timeout)
+            .default_headers(crate::api::secret::headers(secret))
             .connect_timeout(timeout.min(Duration::from_millis(500)))
             .build()
             .unwrap_or_default();
