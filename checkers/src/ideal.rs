@@ -7,13 +7,33 @@
 //! (`partition`) makes every counter of the partition absent. A read returns the count, or
 //! `null` when the counter is absent: absent is not 0, unless the target cannot tell them
 //! apart and the run says so (`absent_is_zero`).
+//!
+//! The count is an integer without bounds: deltas and reads are 64-bit, but a sum is kept in
+//! `Sum`, which no history of 64-bit deltas can overflow. A 64-bit counter, as Cassandra's,
+//! wraps instead; a read of a sum outside `i64` is the counter checker's overflow finding.
 
-/// A counter's state: `None` when absent, else its count.
+/// What a read returns: `None` when absent, else its count.
 pub type Count = Option<i64>;
 
-/// The state after adding `delta` to a counter in `state`.
-pub fn add(state: Count, delta: i64) -> Count {
-    Some(state.unwrap_or(0).wrapping_add(delta))
+/// A true sum of 64-bit deltas: i128, which 2^64 adds of any delta cannot overflow.
+pub type Sum = i128;
+
+/// A counter's state as the ideal counter holds it: `None` when absent, else its true sum.
+pub type State = Option<Sum>;
+
+/// The state after adding `delta` to a counter in `state`: never wraps (saturates past `Sum`).
+pub fn add(state: State, delta: i64) -> State {
+    Some(state.unwrap_or(0).saturating_add(Sum::from(delta)))
+}
+
+/// Whether a 64-bit counter can hold the sum `sum` without wrapping.
+pub fn fits_64_bits(sum: Sum) -> bool {
+    i64::try_from(sum).is_ok()
+}
+
+/// The value of `i64` nearest to `sum`: for figures kept in 64 bits.
+pub fn saturate(sum: Sum) -> i64 {
+    i64::try_from(sum).unwrap_or(if sum < 0 { i64::MIN } else { i64::MAX })
 }
 
 /// The partition of a counter key (`partition/cell`), or the key itself for a partition.
@@ -48,9 +68,14 @@ impl Reading {
         }
     }
 
-    /// Whether a read that returned `returned` fits a counter in `state`.
-    pub fn fits(self, state: Count, returned: Count) -> bool {
-        self.of(state) == self.of(returned)
+    /// Whether a read that returned `returned` fits a counter in `state` (none fits past `i64`).
+    pub fn fits(self, state: State, returned: Count) -> bool {
+        let returned = self.of(returned).map(Sum::from);
+        let state = match (state, self.absent_is_zero) {
+            (None, true) => Some(0),
+            (state, _) => state,
+        };
+        state == returned
     }
 }
 
@@ -63,6 +88,20 @@ mod tests {
         assert_eq!(add(None, 0), Some(0));
         assert_eq!(add(add(None, 2), -2), Some(0));
         assert_eq!(add(Some(4), -1), Some(3));
+    }
+
+    #[test]
+    fn a_sum_past_64_bits_is_kept_and_fits_no_read() {
+        let two_max = add(add(None, i64::MAX), i64::MAX);
+        assert_eq!(two_max, Some(2 * Sum::from(i64::MAX)));
+        assert!(!fits_64_bits(2 * Sum::from(i64::MAX)) && fits_64_bits(Sum::from(i64::MIN)));
+        assert_eq!(saturate(2 * Sum::from(i64::MIN)), i64::MIN);
+        assert_eq!(saturate(2 * Sum::from(i64::MAX)), i64::MAX);
+        let strict = Reading::default();
+        // A 64-bit counter wraps to -2; the ideal counter does not.
+        assert!(!strict.fits(two_max, Some(-2)));
+        // Back inside 64 bits, it reads as the 64-bit counter does.
+        assert!(strict.fits(add(two_max, i64::MIN), Some(i64::MAX - 1)));
     }
 
     #[test]

@@ -111,7 +111,7 @@ mod tests {
         let mut result = CounterResult::default();
         result
             .final_values
-            .insert("c/x".into(), Values::count(final_value));
+            .insert("c/x".into(), Values::count(final_value.into()));
         let mut figures = KeyFigures::default();
         if flagged {
             figures.overcount.record(1, final_value);

@@ -75,7 +75,7 @@ enum Kind {
 fn wrong_value(
     kind: Kind,
     returned: &Value,
-    truth: &std::collections::BTreeSet<Option<i64>>,
+    truth: &std::collections::BTreeSet<ideal::State>,
 ) -> Option<Value> {
     let numbers = truth.iter().map(|t| t.unwrap_or(0));
     let (absent, zero) = (truth.contains(&None), truth.contains(&Some(0)));

@@ -96,7 +96,8 @@ fn ideal_history(steps: &[Step]) -> Vec<Op> {
                         _ => true,
                     } && !original_applied;
                     if applies {
-                        counter = checkers::ideal::add(counter, op.delta);
+                        let sum = checkers::ideal::add(counter.map(i128::from), op.delta);
+                        counter = sum.map(|s| i64::try_from(s).expect("small deltas"));
                     }
                     Some(i64::from(applies))
                 } else {

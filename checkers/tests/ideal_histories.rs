@@ -8,8 +8,11 @@
 //! partition), reads find absent counters, scans leave absent cells out.
 //!
 //! `brute_force` enumerates every legal order to give the exact states a read may return.
+//!
+//! The counter holds true sums; a read returns what a 64-bit counter would, wrapping a sum
+//! past `i64` as Cassandra does (`HUGE` drives sums there).
 
-use checkers::ideal::{self, Count};
+use checkers::ideal::{self, State, Sum};
 use checkers::{Op, OpType, Process, F};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -35,6 +38,8 @@ pub struct Shape {
     pub scans_and_columns: bool,
     /// The share of adds that decrement.
     pub negative: f64,
+    /// Every delta is a multiple of this.
+    pub unit: i64,
 }
 
 /// Deltas ±1 and no timed-out delete: the checker's answer must be exact.
@@ -47,6 +52,7 @@ pub const EXACT: Shape = Shape {
     clients: 3,
     scans_and_columns: false,
     negative: 0.35,
+    unit: 1,
 };
 
 /// Any deltas, deletes that time out too: the checker's answer must contain the truth.
@@ -74,7 +80,20 @@ pub const EVERY_SCOPE: Shape = Shape {
     clients: 4,
     scans_and_columns: true,
     negative: 0.5,
+    unit: 1,
 };
+
+/// Deltas of ±3·2^61, so that two adds leave `i64` and a third may bring the sum back;
+/// deletes always complete (the bounds are exact, as for `EXACT`).
+pub const HUGE: Shape = Shape {
+    unit: 3 << 61,
+    ..EXACT
+};
+
+/// What a 64-bit counter reads for the true sum `sum`: it wraps, as Cassandra's does.
+pub fn wrapped(sum: Sum) -> i64 {
+    sum as i64
+}
 
 impl Shape {
     fn partition(&self, rng: &mut StdRng) -> String {
@@ -112,7 +131,7 @@ struct TimedOut {
 pub fn ideal_history(seed: u64, shape: Shape) -> Vec<Op> {
     let mut rng = StdRng::seed_from_u64(seed);
     let mut ops: Vec<Op> = Vec::new();
-    let mut counters: BTreeMap<String, Count> = BTreeMap::new();
+    let mut counters: BTreeMap<String, State> = BTreeMap::new();
     let n = shape.clients;
     let mut in_flight: Vec<Option<Flight>> = (0..n).map(|_| None).collect();
     let mut timed_out: Vec<Option<TimedOut>> = (0..n).map(|_| None).collect();
@@ -213,7 +232,7 @@ pub fn ideal_history(seed: u64, shape: Shape) -> Vec<Op> {
 }
 
 /// The op takes effect now (a retry whose original already did, never).
-fn take_effect(flight: &mut Flight, counters: &mut BTreeMap<String, Count>) {
+fn take_effect(flight: &mut Flight, counters: &mut BTreeMap<String, State>) {
     match flight.f {
         F::Add if flight.earlier_applied => {}
         F::Add => {
@@ -230,7 +249,7 @@ fn take_effect(flight: &mut Flight, counters: &mut BTreeMap<String, Count>) {
             flight.took_effect = true;
         }
         F::Read => {
-            flight.read = json!(counters.get(&flight.key).copied().flatten());
+            flight.read = json!(counters.get(&flight.key).copied().flatten().map(wrapped));
             flight.took_effect = true;
         }
         _ => {
@@ -238,7 +257,7 @@ fn take_effect(flight: &mut Flight, counters: &mut BTreeMap<String, Count>) {
             for (key, counter) in counters.iter() {
                 if let (Some((partition, cell)), Some(n)) = (key.split_once('/'), counter) {
                     if partition == flight.key {
-                        cells.insert(cell.to_string(), json!(n));
+                        cells.insert(cell.to_string(), json!(wrapped(*n)));
                     }
                 }
             }
@@ -271,7 +290,7 @@ fn outcome(flight: &Flight, shape: Shape, rng: &mut StdRng) -> Option<OpType> {
 }
 
 fn delta(rng: &mut StdRng, shape: Shape) -> i64 {
-    let magnitude = rng.gen_range(1..=shape.max_delta);
+    let magnitude = rng.gen_range(1..=shape.max_delta) * shape.unit;
     if rng.gen_bool(shape.negative) {
         -magnitude
     } else {
@@ -353,7 +372,7 @@ fn intervals(ops: &[Op], read: usize) -> (Vec<Interval>, Interval) {
 
 /// Every state (`None`: absent) some legal order of the history gives the read invoked at
 /// `read`.
-pub fn brute_force(ops: &[Op], read: usize) -> BTreeSet<Count> {
+pub fn brute_force(ops: &[Op], read: usize) -> BTreeSet<State> {
     let (changes, target) = intervals(ops, read);
     let mut all = changes.clone();
     all.push(target);
@@ -368,9 +387,9 @@ fn explore(
     all: &[Interval],
     read_at: usize,
     placed: u64,
-    value: Count,
-    seen: &mut HashSet<(u64, Count)>,
-    values: &mut BTreeSet<Count>,
+    value: State,
+    seen: &mut HashSet<(u64, State)>,
+    values: &mut BTreeSet<State>,
 ) {
     if !seen.insert((placed, value)) {
         return;

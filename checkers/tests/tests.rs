@@ -7,5 +7,6 @@ mod counter_exact;
 mod counter_properties;
 mod ideal_histories;
 mod linear;
+mod overflow;
 mod peer_histories;
 mod readers;

@@ -225,6 +225,23 @@ fn findings_section(out: &mut String, report: &Report, focus: &mut Vec<u64>) {
         }
         out.push_str("</table>\n");
     }
+    let overflows = &checkers.counter.overflows;
+    if !overflows.is_empty() {
+        any = true;
+        out.push_str("<h3>Sums past 64 bits</h3>\n<table>\n<tr><th>read</th><th>counter</th><th>returned</th><th>finding</th><th>node</th></tr>\n");
+        for overflow in overflows.iter().take(FINDINGS_SHOWN) {
+            let _ = writeln!(
+                out,
+                "<tr><td>{}</td><td>{}</td><td class=\"num\">{}</td><td>{}</td><td>{}</td></tr>",
+                link(overflow.index, focus),
+                escape(&overflow.key),
+                overflow.value.map_or("null".to_string(), |v| v.to_string()),
+                escape(&overflow.finding()),
+                escape(overflow.node.as_deref().unwrap_or("")),
+            );
+        }
+        out.push_str("</table>\n");
+    }
     let events = &checkers.resurrection.list;
     if !events.is_empty() {
         any = true;

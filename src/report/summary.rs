@@ -112,6 +112,22 @@ fn counter_lines(out: &mut String, results: &Results) {
             String::new()
         }
     );
+    if counter.overflow_reads > 0 {
+        let _ = writeln!(
+            out,
+            "    {} reads where the true sum may leave i64 (a 64-bit counter wraps)",
+            counter.overflow_reads
+        );
+        for overflow in counter.overflows.iter().take(WORST_SHOWN) {
+            let _ = writeln!(
+                out,
+                "      read {} of {}: {}",
+                overflow.index,
+                overflow.key,
+                overflow.finding()
+            );
+        }
+    }
     if counter.absent_as_zero + counter.zero_as_absent > 0 {
         let _ = writeln!(
             out,

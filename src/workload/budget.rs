@@ -87,6 +87,13 @@ impl Budget {
                 (c.counter.absent_as_zero + c.counter.zero_as_absent) as f64,
                 self.existence_misreads as f64,
             ),
+            // A sum past 64 bits is never within budget: no reading of it is right.
+            line(
+                "counter",
+                "overflow_reads",
+                c.counter.overflow_reads as f64,
+                0.0,
+            ),
             line(
                 "resurrection",
                 "events",

@@ -1,6 +1,8 @@
 //! What the counter checker reports: per read, per key and for the run.
 
+use super::overflow::Overflow;
 use super::values::{misread, Misread, Values};
+use crate::ideal::Sum;
 use crate::resurrection::ResurrectionResult;
 use crate::validity::Validity;
 use serde::{Deserialize, Serialize};
@@ -20,7 +22,8 @@ pub struct Magnitude {
     /// The largest error of one read.
     pub max: i64,
     /// The errors added up.
-    pub sum: i64,
+    #[serde(with = "super::wide")]
+    pub sum: Sum,
     /// The largest error of one read relative to the bound it broke (1.0 = off by the
     /// whole count; a bound of 0 counts as 1).
     #[serde(default)]
@@ -32,7 +35,7 @@ impl Magnitude {
     pub fn record(&mut self, error: i64, bound: i64) {
         self.reads += 1;
         self.max = self.max.max(error);
-        self.sum = self.sum.saturating_add(error);
+        self.sum = self.sum.saturating_add(Sum::from(error));
         let relative = error as f64 / bound.unsigned_abs().max(1) as f64;
         self.max_relative = self.max_relative.max(relative);
     }
@@ -56,6 +59,9 @@ pub struct KeyFigures {
     /// Reads that returned `null` where the counter must exist, holding 0.
     #[serde(default)]
     pub zero_as_absent: u64,
+    /// Reads some legal order gives a true sum outside `i64`.
+    #[serde(default)]
+    pub overflow_reads: u64,
 }
 
 /// One ok read with the values the history allows it.
@@ -74,9 +80,9 @@ pub struct ReadBounds {
     /// What the read returned (`None`: `null`, the counter was absent; 0 under
     /// `absent_is_zero`).
     pub value: Option<i64>,
-    /// The smallest count some legal order allows (absent counts as 0).
+    /// The smallest count some legal order allows (absent as 0; held to `i64`, see `Overflow`).
     pub lower: i64,
-    /// The largest count some legal order allows (absent counts as 0).
+    /// The largest count some legal order allows (absent as 0; held to `i64`, see `Overflow`).
     pub upper: i64,
     /// The states some legal order allows: absent, and the counts.
     pub allowed: Values,
@@ -105,9 +111,14 @@ impl ReadBounds {
         self.value.unwrap_or(0)
     }
 
-    /// What is wrong with the read, if no allowed state explains it.
+    /// What is wrong with the read, if no allowed state explains it (none for an overflow).
     pub fn misread(&self) -> Option<Misread> {
         misread(&self.allowed, self.value)
+    }
+
+    /// Whether some legal order gives the read a true sum outside `i64`: an overflow.
+    pub fn leaves_64_bits(&self) -> bool {
+        self.allowed.leaves_64_bits()
     }
 
     /// By how much the read exceeded the nearest allowed count below it (0 when allowed,
@@ -139,6 +150,25 @@ impl ReadBounds {
 }
 
 impl ReadBounds {
+    /// The overflow finding of this read, if some state it allows leaves `i64`.
+    pub fn overflow(&self) -> Option<Overflow> {
+        if !self.allowed.leaves_64_bits() {
+            return None;
+        }
+        let (lower, upper) = self.allowed.span()?;
+        Some(Overflow {
+            key: self.key.clone(),
+            invoke_index: self.invoke_index,
+            index: self.index,
+            time: self.time,
+            value: self.value,
+            lower,
+            upper,
+            allowed: self.allowed.clone(),
+            node: self.node.clone(),
+        })
+    }
+
     /// The finding in words (`overcount by 3`, `0 where the counter must be absent`).
     pub fn finding(&self) -> Option<String> {
         Some(match self.misread()? {
@@ -163,7 +193,7 @@ pub enum Direction {
 /// The counter checker's verdict and figures, as results.json holds them.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct CounterResult {
-    /// Invalid when any read is out of bounds; unknown when some reads could not be checked.
+    /// Invalid when a read is out of bounds or overflows; unknown when some could not be checked.
     pub valid: Validity,
     /// Ok reads checked (each cell of a scan counts as one).
     pub reads: u64,
@@ -177,12 +207,18 @@ pub struct CounterResult {
     /// Reads that returned `null` where the counter must exist, holding 0.
     #[serde(default)]
     pub zero_as_absent: u64,
+    /// Reads some legal order gives a true sum outside `i64`, not judged as over- or undercounts.
+    #[serde(default)]
+    pub overflow_reads: u64,
+    /// The first overflowing reads, earliest first (at most 100).
+    #[serde(default)]
+    pub overflows: Vec<Overflow>,
     /// Reads this checker could not judge (a value that is not a number).
     #[serde(default)]
     pub unchecked_reads: u64,
-    /// The sum of the deltas of adds that completed ok: what relative errors compare to.
-    #[serde(default)]
-    pub increments: i64,
+    /// The sum of the deltas of adds that completed ok, what relative errors compare to.
+    #[serde(default, with = "super::wide")]
+    pub increments: Sum,
     /// Figures per key.
     #[serde(default)]
     pub keys: BTreeMap<String, KeyFigures>,

@@ -4,7 +4,7 @@
 use super::figures::{self, Direction, ReadBounds};
 use super::sweep;
 use super::window::Timeline;
-use crate::ideal::Reading;
+use crate::ideal::{saturate, Reading, Sum};
 use crate::resurrection::{ResurrectedRead, Resurrections};
 
 /// How many completed deletes per counter are remembered, to name resurrections.
@@ -19,7 +19,7 @@ pub struct DeleteMark {
     /// Its ok completion event.
     pub end: u64,
     /// The most the counter could hold just before it.
-    pub before: i64,
+    pub before: Sum,
 }
 
 /// A retry of an add, invoked at `start`: how much more than once the add could count.
@@ -86,11 +86,11 @@ impl Counter {
     }
 
     /// How much retried adds begun after `since` and before `until` could overcount.
-    fn retry_slack(&self, since: u64, until: u64) -> i64 {
+    fn retry_slack(&self, since: u64, until: u64) -> Sum {
         self.retries
             .iter()
             .filter(|r| r.start > since && r.start < until)
-            .map(|r| r.extra)
+            .map(|r| Sum::from(r.extra))
             .sum()
     }
 }
@@ -109,7 +109,9 @@ pub fn judge(
         values = values.read(reading);
     }
     let mut bounds = read.bounds;
-    (bounds.lower, bounds.upper) = values.span()?;
+    let (lower, upper) = values.span()?;
+    // Past i64 the read is an overflow (no error below): its true span is the finding's.
+    (bounds.lower, bounds.upper) = (saturate(lower), saturate(upper));
     bounds.allowed = values;
     let Some((error, direction, nearest)) = bounds.error() else {
         return Some(bounds);
@@ -133,11 +135,11 @@ pub fn judge(
     // A replica that missed several deletes can bring back counts from before any of them;
     // the event is the latest delete that removed something. Only a read above every
     // allowed value brings something back; one in a gap is an over- or undercount.
-    let deleted: i64 = before_read.iter().map(|d| d.before.max(0)).sum();
+    let deleted: Sum = before_read.iter().map(|d| d.before.max(0)).sum();
     let latest = before_read.iter().rev().find(|d| d.before > 0);
     let above_all = bounds.count() > bounds.upper;
     if let Some(delete) = latest.filter(|_| highest && above_all) {
-        if error > counter.retry_slack(delete.start, end) {
+        if Sum::from(error) > counter.retry_slack(delete.start, end) {
             bounds.resurrection = true;
             let read = ResurrectedRead {
                 key: &bounds.key,
@@ -145,6 +147,7 @@ pub fn judge(
                 time: bounds.time,
                 node: bounds.node.as_deref(),
             };
+            let deleted = saturate(deleted);
             resurrections.record(read, delete.id, deleted, error.min(deleted));
         }
     }

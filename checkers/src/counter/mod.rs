@@ -6,7 +6,8 @@
 //! completed; never, when it failed); a delete likewise; a retry (`retry_of`) is the same
 //! intended op as the one it retries, so together they take effect at most once. A partition
 //! delete reaches every counter of the partition. A counter is absent until its first add
-//! and after a delete, and a read of it returns `null` (`ideal`).
+//! and after a delete, and a read of it returns `null` (`ideal`). Sums are true sums
+//! (`ideal::Sum`); a read some order gives a sum outside `i64` is an *overflow* (`overflow`).
 //!
 //! Each read is judged against every placement of the ops around it (`sweep`); the past
 //! that can no longer move is folded into a set of values (`window`), so the checker makes
@@ -19,15 +20,19 @@
 mod figures;
 mod frame;
 mod key;
+mod overflow;
 mod ranges;
 mod subsets;
 mod sweep;
 mod values;
+mod wide;
 mod window;
 
+pub use crate::ideal::Sum;
 pub use figures::{
     error_of, CounterResult, Direction, KeyFigures, Magnitude, ReadBounds, ERRORS_KEPT,
 };
+pub use overflow::{Overflow, OVERFLOWS_KEPT};
 pub use ranges::RangeSet;
 pub use values::{misread, Misread, Values};
 
@@ -55,7 +60,7 @@ struct Logical {
     ok_at: Option<u64>,
     floating: bool,
     /// For a delete: the most each counter could hold just before it.
-    before: Vec<(String, i64)>,
+    before: Vec<(String, Sum)>,
 }
 
 impl Logical {
@@ -167,12 +172,14 @@ impl CounterChecker {
         let mut result = self.result;
         result.resurrection = self.resurrections.finish();
         result.trim_errors();
+        overflow::trim(&mut result.overflows);
         result.read_bounds.sort_by_key(|r| r.index);
         // Resurrections are the resurrection checker's to judge.
         let wrong = result.overcount.reads
             + result.undercount.reads
             + result.absent_as_zero
-            + result.zero_as_absent;
+            + result.zero_as_absent
+            + result.overflow_reads;
         result.valid = Validity::from_findings(wrong > 0, result.unchecked_reads > 0);
         result
     }
@@ -375,7 +382,8 @@ impl CounterChecker {
             }
         }
         if first_ok {
-            self.result.increments = self.result.increments.saturating_add(delta.unwrap_or(0));
+            let delta = Sum::from(delta.unwrap_or(0));
+            self.result.increments = self.result.increments.saturating_add(delta);
         }
         if partition_delete && matches!(end, Some(End::At(_)) | None) {
             if let Some(live) = self.partition_deletes.get_mut(&target) {
@@ -546,7 +554,11 @@ impl CounterChecker {
         let figures = result.keys.entry(bounds.key.clone()).or_default();
         result.reads += 1;
         figures.reads += 1;
-        if let Some(misread) = bounds.misread() {
+        if let Some(overflow) = bounds.overflow() {
+            result.overflow_reads += 1;
+            figures.overflow_reads += 1;
+            overflow::keep(&mut result.overflows, overflow);
+        } else if let Some(misread) = bounds.misread() {
             match misread {
                 _ if bounds.resurrection => figures.resurrected += 1,
                 Misread::Over(error, nearest) => {

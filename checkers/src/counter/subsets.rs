@@ -3,6 +3,7 @@
 //! it was.
 
 use super::ranges::RangeSet;
+use crate::ideal::Sum;
 
 /// Sums of the non-empty subsets of some optional adds, and of all of them (with the empty
 /// one, 0), each kept merged.
@@ -29,9 +30,10 @@ impl Subsets {
 
     /// The sums of the non-empty subsets of some adds whose non-empty subsets sum to
     /// `some` (a range, if any) together with the optional adds of `deltas`.
-    pub fn nonempty_sums(some: Option<(i64, i64)>, deltas: impl Iterator<Item = i64>) -> RangeSet {
+    pub fn nonempty_sums(some: Option<(Sum, Sum)>, deltas: impl Iterator<Item = i64>) -> RangeSet {
         let mut sums = RangeSet::from_ranges(some.into_iter().collect());
         for delta in deltas {
+            let delta = Sum::from(delta);
             sums = shifted(&sums, delta, Some((delta, delta)));
         }
         sums
@@ -39,6 +41,7 @@ impl Subsets {
 
     /// The subsets with one more optional add of `delta`.
     pub fn with_optional(&self, delta: i64) -> Self {
+        let delta = Sum::from(delta);
         Subsets {
             some: shifted(&self.some, delta, Some((delta, delta))),
             all: shifted(&self.all, delta, None),
@@ -81,7 +84,7 @@ impl Subsets {
 }
 
 /// The set, the set shifted by `delta`, and `extra`.
-fn shifted(set: &RangeSet, delta: i64, extra: Option<(i64, i64)>) -> RangeSet {
+fn shifted(set: &RangeSet, delta: Sum, extra: Option<(Sum, Sum)>) -> RangeSet {
     let ranges = set.ranges();
     let mut all = Vec::with_capacity(2 * ranges.len() + 1);
     all.extend_from_slice(ranges);
@@ -98,7 +101,7 @@ fn shifted(set: &RangeSet, delta: i64, extra: Option<(i64, i64)>) -> RangeSet {
 #[derive(Debug, Clone, Copy)]
 pub struct Spans<'a> {
     /// The ranges, inclusive.
-    pub ranges: &'a [(i64, i64)],
+    pub ranges: &'a [(Sum, Sum)],
     /// The sum 0 as well.
     pub zero: bool,
 }
@@ -117,7 +120,7 @@ impl<'a> Spans<'a> {
     };
 
     /// The ranges, then `(0, 0)` if it is there.
-    pub fn iter(self) -> impl Iterator<Item = (i64, i64)> + 'a {
+    pub fn iter(self) -> impl Iterator<Item = (Sum, Sum)> + 'a {
         self.ranges
             .iter()
             .copied()

@@ -9,12 +9,14 @@
 //! other delete must fit outside `(d, r)`. Only points just after an event need trying,
 //! since nothing changes between events. Free adds of ±1 make every sum between their
 //! negatives and positives, so the union is exact then; with larger deltas it is the
-//! subset sums, merged past 16 ranges, never narrower.
+//! subset sums, merged past 16 ranges, never narrower. Sums are `Sum` (i128): exact however
+//! far past `i64` the adds take them.
 
 use super::frame::{End, Frame, WindowOp};
 use super::ranges::RangeSet;
 use super::subsets::{Spans, Subsets};
 use super::values::Values;
+use crate::ideal::Sum;
 
 /// Which placement produced a range of values, to name the ops behind a bound.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -36,9 +38,9 @@ pub struct Outcome {
     /// The counter is absent (`lo` and `hi` are then 0).
     pub absent: bool,
     /// The smallest count.
-    pub lo: i64,
+    pub lo: Sum,
     /// The largest count.
-    pub hi: i64,
+    pub hi: Sum,
     /// The placement.
     pub choice: Choice,
 }
@@ -48,7 +50,7 @@ impl Outcome {
     pub fn contains(&self, value: Option<i64>) -> bool {
         match value {
             None => self.absent,
-            Some(n) => !self.absent && self.lo <= n && n <= self.hi,
+            Some(n) => !self.absent && self.lo <= Sum::from(n) && Sum::from(n) <= self.hi,
         }
     }
 }
@@ -57,8 +59,8 @@ impl Outcome {
 enum Free {
     /// Every sum from `all.0` to `all.1`; the non-empty subsets give `some`, if any.
     Units {
-        all: [(i64, i64); 1],
-        some: Option<[(i64, i64); 1]>,
+        all: [(Sum, Sum); 1],
+        some: Option<[(Sum, Sum); 1]>,
     },
     /// Subset by subset: every sum, and those of the non-empty subsets when a placement
     /// needs them (no add forced, nothing before: the counter may stay absent).
@@ -96,7 +98,7 @@ impl Free {
 
 /// A placement's adds: the sum of those forced in (none when no add is), and the free ones.
 struct Placed {
-    forced: Option<i64>,
+    forced: Option<Sum>,
     free: Free,
 }
 
@@ -230,7 +232,7 @@ fn push_outcomes(frame: &Frame, choice: Choice, placed: &Placed, out: &mut Vec<O
         None => (settled.absent, settled.counts.ranges()),
         Some(_) => (true, &[][..]),
     };
-    let mut push = |lo: i64, hi: i64| {
+    let mut push = |lo: Sum, hi: Sum| {
         let repeat =
             |o: &Outcome| !o.absent && (o.lo, o.hi) == (lo, hi) && o.choice.struck == choice.struck;
         if out.last().is_some_and(repeat) {
@@ -243,7 +245,7 @@ fn push_outcomes(frame: &Frame, choice: Choice, placed: &Placed, out: &mut Vec<O
             choice,
         });
     };
-    let mut combine = |start: (i64, i64), adds: Spans, floats: Spans| {
+    let mut combine = |start: (Sum, Sum), adds: Spans, floats: Spans| {
         for (a, b) in adds.iter() {
             for (c, d) in floats.iter() {
                 push(
@@ -253,8 +255,8 @@ fn push_outcomes(frame: &Frame, choice: Choice, placed: &Placed, out: &mut Vec<O
             }
         }
     };
-    let start = |shift: i64| {
-        move |(lo, hi): (i64, i64)| (lo.saturating_add(shift), hi.saturating_add(shift))
+    let start = |shift: Sum| {
+        move |(lo, hi): (Sum, Sum)| (lo.saturating_add(shift), hi.saturating_add(shift))
     };
     match placed.forced {
         // Some add took effect: an absent start counts as 0.
@@ -290,9 +292,9 @@ fn push_outcomes(frame: &Frame, choice: Choice, placed: &Placed, out: &mut Vec<O
 /// placed outside `(delete_at, read_at)`. Free adds of 0 and ±1 make every sum between
 /// their negatives and positives; larger ones are summed subset by subset.
 fn evaluate(frame: &Frame, choice: Choice) -> Option<Placed> {
-    let (mut forced, mut any_forced) = (0i64, false);
+    let (mut forced, mut any_forced): (Sum, bool) = (0, false);
     // The free units (0 and ±1), apart from the larger free deltas.
-    let (mut low, mut high, mut zero, mut large) = (0i64, 0i64, false, false);
+    let (mut low, mut high, mut zero, mut large): (Sum, Sum, bool, bool) = (0, 0, false, false);
     for op in frame.ops {
         match op.delta {
             None if Some(op.id) == choice.delete => {}
@@ -303,13 +305,13 @@ fn evaluate(frame: &Frame, choice: Choice) -> Option<Placed> {
             }
             Some(delta) => match part(frame, op, choice) {
                 Part::Forced => {
-                    forced = forced.saturating_add(delta);
+                    forced = forced.saturating_add(Sum::from(delta));
                     any_forced = true;
                 }
                 Part::Free if delta.unsigned_abs() > 1 => large = true,
                 Part::Free => {
-                    low = low.saturating_add(delta.min(0));
-                    high = high.saturating_add(delta.max(0));
+                    low = low.saturating_add(Sum::from(delta.min(0)));
+                    high = high.saturating_add(Sum::from(delta.max(0)));
                     zero |= delta == 0;
                 }
                 Part::Out => {}

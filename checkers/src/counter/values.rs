@@ -2,7 +2,7 @@
 //! returned something else: the one judgement every checker of counts applies.
 
 use super::ranges::RangeSet;
-use crate::ideal::{Count, Reading};
+use crate::ideal::{saturate, Count, Reading, Sum};
 use serde::{Deserialize, Serialize};
 
 /// A set of counter states: absent, and sets of counts.
@@ -24,7 +24,7 @@ impl Values {
     }
 
     /// Only the count `n`.
-    pub fn count(n: i64) -> Self {
+    pub fn count(n: Sum) -> Self {
         Values {
             absent: false,
             counts: RangeSet::single(n),
@@ -35,7 +35,7 @@ impl Values {
     pub fn contains(&self, returned: Count) -> bool {
         match returned {
             None => self.absent,
-            Some(n) => self.counts.contains(n),
+            Some(n) => self.counts.contains(Sum::from(n)),
         }
     }
 
@@ -65,8 +65,13 @@ impl Values {
         }
     }
 
+    /// Whether some count is one a 64-bit counter cannot hold: the true sum left `i64`.
+    pub fn leaves_64_bits(&self) -> bool {
+        self.counts.leaves_64_bits()
+    }
+
     /// The smallest and largest of the counts, with absent as 0.
-    pub fn span(&self) -> Option<(i64, i64)> {
+    pub fn span(&self) -> Option<(Sum, Sum)> {
         let zero = self.absent.then_some(0);
         let lo = [self.counts.min(), zero].into_iter().flatten().min()?;
         let hi = [self.counts.max(), zero].into_iter().flatten().max()?;
@@ -74,7 +79,7 @@ impl Values {
     }
 
     /// The largest count `<= value` and the smallest `>= value`, with absent as 0.
-    fn neighbours(&self, value: i64) -> (Option<i64>, Option<i64>) {
+    fn neighbours(&self, value: Sum) -> (Option<Sum>, Option<Sum>) {
         let (below, above) = self.counts.neighbours(value);
         if !self.absent {
             return (below, above);
@@ -139,10 +144,11 @@ impl Misread {
 }
 
 /// What is wrong with a read that returned `returned`, if no state of `allowed` explains
-/// it. A read in a gap between allowed counts is off by the distance to the nearest one; a
-/// read wrong only about existence says so.
+/// it. A read in a gap between allowed counts is off by the distance to the nearest one (at
+/// most `i64::MAX`); a read wrong only about existence says so. None when some allowed
+/// count leaves `i64`: such a read is an overflow, not a misread.
 pub fn misread(allowed: &Values, returned: Count) -> Option<Misread> {
-    if allowed.contains(returned) {
+    if allowed.contains(returned) || allowed.leaves_64_bits() {
         return None;
     }
     match returned {
@@ -150,13 +156,14 @@ pub fn misread(allowed: &Values, returned: Count) -> Option<Misread> {
         Some(0) if allowed.absent => return Some(Misread::AbsentAsZero),
         _ => {}
     }
-    let value = returned.unwrap_or(0);
+    let value = Sum::from(returned.unwrap_or(0));
     let (below, above) = allowed.neighbours(value);
-    let over = below.map(|b| Misread::Over(value.saturating_sub(b), b));
-    let under = above.map(|a| Misread::Under(a.saturating_sub(value), a));
+    // Every allowed count fits in i64 here, so only a distance can exceed it.
+    let over = below.map(|b| (value - b, Misread::Over(saturate(value - b), saturate(b))));
+    let under = above.map(|a| (a - value, Misread::Under(saturate(a - value), saturate(a))));
     match (over, under) {
-        (Some(o), Some(u)) => Some(if u.error() < o.error() { u } else { o }),
-        (o, u) => o.or(u),
+        (Some(o), Some(u)) => Some(if u.0 < o.0 { u.1 } else { o.1 }),
+        (o, u) => o.or(u).map(|(_, m)| m),
     }
 }
 
@@ -164,7 +171,7 @@ pub fn misread(allowed: &Values, returned: Count) -> Option<Misread> {
 mod tests {
     use super::*;
 
-    fn values(absent: bool, ranges: &[(i64, i64)]) -> Values {
+    fn values(absent: bool, ranges: &[(Sum, Sum)]) -> Values {
         Values {
             absent,
             counts: RangeSet::from_ranges(ranges.to_vec()),
@@ -224,5 +231,30 @@ mod tests {
         assert_eq!(misread(&allowed, lenient.of(None)), None);
         assert_eq!(misread(&allowed, Some(0)), None);
         assert_eq!(allowed, Values::count(0));
+    }
+
+    #[test]
+    fn a_read_where_some_count_leaves_64_bits_is_no_misread() {
+        let max = Sum::from(i64::MAX);
+        let wide = values(false, &[(max, max + 1)]);
+        assert!(wide.leaves_64_bits() && !values(true, &[(max, max)]).leaves_64_bits());
+        assert_eq!(misread(&wide, Some(-2)), None);
+        assert_eq!(misread(&wide, None), None);
+    }
+
+    #[test]
+    fn distances_past_i64_pick_the_nearer_side_and_saturate() {
+        let (min, max) = (Sum::from(i64::MIN), Sum::from(i64::MAX));
+        // 0 is 2^63 above i64::MIN and 2^63 - 1 below i64::MAX.
+        let ends = values(false, &[(min, min), (max, max)]);
+        assert_eq!(
+            misread(&ends, Some(0)),
+            Some(Misread::Under(i64::MAX, i64::MAX))
+        );
+        let top = values(false, &[(max, max)]);
+        assert_eq!(
+            misread(&top, Some(i64::MIN)),
+            Some(Misread::Under(i64::MAX, i64::MAX))
+        );
     }
 }

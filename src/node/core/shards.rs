@@ -29,9 +29,11 @@ pub struct Counter {
 }
 
 impl Counter {
-    /// The counter's value: the sum of its shards.
+    /// The counter's value: the sum of its shards, wrapping past `i64` as Cassandra's does.
     pub fn value(&self) -> i64 {
-        self.shards.values().map(|s| s.count).sum()
+        self.shards
+            .values()
+            .fold(0, |sum, s| sum.wrapping_add(s.count))
     }
 
     /// Merges one node's shard; returns whether anything changed.

@@ -68,7 +68,7 @@ pub(super) struct ReadGroups<'r> {
     pub(super) under: Vec<&'r ReadBounds>,
     pub(super) over: Vec<&'r ReadBounds>,
     pub(super) resurrected: Vec<&'r ReadBounds>,
-    /// Wrong only about whether the counter exists.
+    /// Wrong only about whether the counter exists, or read where the sum may leave 64 bits.
     pub(super) existence: Vec<&'r ReadBounds>,
 }
 
@@ -80,8 +80,9 @@ pub(super) fn group_reads<'r>(reads: &[&'r ReadBounds]) -> ReadGroups<'r> {
         rest.into_iter().partition(|r| r.overcount() > 0);
     let (under, rest): (Vec<&ReadBounds>, Vec<&ReadBounds>) =
         rest.into_iter().partition(|r| r.undercount() > 0);
-    let (existence, fine): (Vec<&ReadBounds>, Vec<&ReadBounds>) =
-        rest.into_iter().partition(|r| r.misread().is_some());
+    let (existence, fine): (Vec<&ReadBounds>, Vec<&ReadBounds>) = rest
+        .into_iter()
+        .partition(|r| r.misread().is_some() || r.leaves_64_bits());
     ReadGroups {
         fine: thin(&fine).copied().collect(),
         under,
@@ -145,7 +146,7 @@ pub(super) fn draw<DB: DrawingBackend>(
     )?;
     let resurrections = format!("resurrection ({})", resurrected.len());
     entry(&mut chart, resurrections, dot(RESURRECTION_COLOUR))?;
-    let misread = format!("0 for absent, or null for 0 ({existence})");
+    let misread = format!("0 for absent, null for 0, or past 64 bits ({existence})");
     entry(&mut chart, misread, dot(EXISTENCE_COLOUR))?;
     legend(&mut chart)
 }

@@ -1,7 +1,8 @@
 //! The ideal counter (`crate::ideal`) as a sequential model: per key, or per partition for
-//! the partitions a history deletes whole, so that a partition delete is checked too.
+//! the partitions a history deletes whole, so that a partition delete is checked too. Counts
+//! are true sums (`ideal::Sum`): a sum past `i64` is kept, never wrapped, and no read fits it.
 
-use crate::ideal::{self, Count, Reading};
+use crate::ideal::{self, Count, Reading, State, Sum};
 use crate::linear::model::{unknown_f, Model, ModelError};
 use crate::op::{Op, OpType, F};
 use std::collections::HashMap;
@@ -23,9 +24,9 @@ pub enum CounterInput {
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum CounterState {
     /// One counter.
-    One(Count),
+    One(State),
     /// The counters of a partition that are present, by cell number.
-    Cells(Arc<[(u32, i64)]>),
+    Cells(Arc<[(u32, Sum)]>),
 }
 
 /// The ideal counter, starting from `init` (`None`: absent; Jepsen's counter starts at 0).
@@ -90,14 +91,14 @@ impl CounterModel {
 }
 
 /// The state of cell `cell` in a partition's present counters.
-fn lookup(cells: &[(u32, i64)], cell: u32) -> Count {
+fn lookup(cells: &[(u32, Sum)], cell: u32) -> State {
     let at = cells.binary_search_by_key(&cell, |c| c.0).ok()?;
     Some(cells[at].1)
 }
 
 /// The partition's counters with cell `cell` set to `count`.
-fn with(cells: &[(u32, i64)], cell: u32, count: Count) -> Arc<[(u32, i64)]> {
-    let mut next: Vec<(u32, i64)> = cells.iter().copied().filter(|c| c.0 != cell).collect();
+fn with(cells: &[(u32, Sum)], cell: u32, count: State) -> Arc<[(u32, Sum)]> {
+    let mut next: Vec<(u32, Sum)> = cells.iter().copied().filter(|c| c.0 != cell).collect();
     if let Some(n) = count {
         let at = next.partition_point(|c| c.0 < cell);
         next.insert(at, (cell, n));
@@ -112,7 +113,7 @@ impl Model for CounterModel {
     fn init(&self, partition: Option<&str>) -> CounterState {
         match partition.filter(|p| self.whole.contains_key(*p)) {
             Some(_) => CounterState::Cells(Arc::new([])),
-            None => CounterState::One(self.init),
+            None => CounterState::One(self.init.map(Sum::from)),
         }
     }
 
@@ -185,14 +186,18 @@ impl Model for CounterModel {
     }
 
     fn describe(&self, state: &CounterState) -> String {
-        let count = |c: Count| c.map_or("absent".to_string(), |n| n.to_string());
+        let count = |c: State| match c {
+            None => "absent".to_string(),
+            Some(n) if ideal::fits_64_bits(n) => n.to_string(),
+            Some(n) => format!("{n} (past i64: no 64-bit read fits; a 64-bit counter wraps)"),
+        };
         match state {
             CounterState::One(c) => count(*c),
             CounterState::Cells(cells) if cells.is_empty() => "every counter absent".to_string(),
             CounterState::Cells(cells) => {
                 let named = cells.iter().map(|(c, n)| {
                     let name = self.names.get(*c as usize).map_or("?", String::as_str);
-                    format!("{name} = {n}")
+                    format!("{name} = {}", count(Some(*n)))
                 });
                 format!(
                     "{}; the others absent",
