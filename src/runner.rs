@@ -46,8 +46,10 @@ pub struct RunOutcome {
 
 /// Runs the plan end to end.
 pub async fn run(plan: RunPlan) -> anyhow::Result<RunOutcome> {
-    let folder = RunFolder::create(&plan.results, &plan.workload.name)
-        .with_context(|| format!("creating a run folder under {}", plan.results.display()))?;
+    let folder = RunFolder::create(&plan.results, &plan.workload.name).map_err(|e| {
+        let results = plan.results.display();
+        BadInput::Usage(format!("creating a run folder under {results}: {e}"))
+    })?;
     eprintln!(
         "run {} · workload {} · seed {} · {} nodes · {:.0}s",
         folder.dir.display(),
@@ -98,9 +100,10 @@ pub async fn run(plan: RunPlan) -> anyhow::Result<RunOutcome> {
         )
         .await;
         let mut cluster = cluster.lock().await;
-        cluster.save_oracles().await;
+        let saved = cluster.save_oracles().await;
         cluster.stop().await;
         drove?;
+        saved.context("saving the nodes' oracle dumps")?;
     } else {
         // Someone else's service: no process-level faults, no oracle.
         let addrs: Vec<(String, String)> = plan
@@ -186,13 +189,13 @@ async fn drive_load(
             .map_err(|e| anyhow::anyhow!("the nemesis failed: {e}"))?,
         None => Ok(()),
     };
-    if let Some(nemesis) = &nemesis {
-        nemesis
-            .heal(w.phases.repair)
-            .await
-            .context("recording the heal")?;
-    }
-    if !stop.load(Ordering::Relaxed) {
+    // Heal even when the load failed, so that no fault outlives the run; the load's error,
+    // if any, is the one to report.
+    let healed = match &nemesis {
+        Some(nemesis) => nemesis.heal(w.phases.repair).await,
+        None => Ok(()),
+    };
+    if driven.is_ok() && healed.is_ok() && !stop.load(Ordering::Relaxed) {
         tokio::time::sleep(Duration::from_secs_f64(w.phases.heal_s)).await;
         if w.phases.final_reads {
             final_reads(client.as_ref(), w, &recorder)
@@ -203,6 +206,7 @@ async fn drive_load(
     on_signal.abort();
     driven.context("driving the workload")?;
     faulted.context("recording a fault")?;
+    healed.context("recording the heal")?;
     Ok(())
 }
 

@@ -284,6 +284,10 @@ fn serve_answers_the_index_and_the_pages_on_loopback() {
     std::fs::create_dir_all(&run).expect("run folder");
     std::fs::write(run.join("history.jsonl"), "").expect("history");
     std::fs::write(run.join("report.html"), "<p>the page</p>").expect("page");
+    let outside = tempfile::tempdir().expect("a folder outside");
+    std::fs::write(outside.path().join("secret.txt"), "not for serving").expect("secret");
+    std::os::unix::fs::symlink(outside.path(), results.path().join("escape")).expect("link");
+    std::os::unix::fs::symlink(&run, results.path().join("latest")).expect("latest");
     let mut child = crate::process::checker()
         .args([
             "serve",
@@ -317,6 +321,8 @@ fn serve_answers_the_index_and_the_pages_on_loopback() {
     let index = get("/");
     let page = get("/w/20260101T000000/report.html");
     let missing = get("/nothing-here.html");
+    let escaped = get("/escape/secret.txt");
+    let latest = get("/latest/report.html");
     // SIGTERM stops it in order, as Ctrl-C does.
     kill(Pid::from_raw(child.id() as i32), Signal::SIGTERM).expect("send SIGTERM");
     let deadline = std::time::Instant::now() + Duration::from_secs(10);
@@ -337,6 +343,12 @@ fn serve_answers_the_index_and_the_pages_on_loopback() {
     );
     assert!(page.contains("the page"), "{page}");
     assert!(missing.starts_with("HTTP/1.0 404"), "{missing}");
+    assert!(escaped.starts_with("HTTP/1.0 403"), "{escaped}");
+    assert!(!escaped.contains("not for serving"), "{escaped}");
+    assert!(
+        latest.contains("the page"),
+        "a link inside the folder serves: {latest}"
+    );
 }
 
 #[test]

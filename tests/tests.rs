@@ -3,9 +3,12 @@
 mod architecture;
 mod check_command;
 mod deletes_command;
+mod exit_codes;
+mod full_disk;
 mod lin_command;
 mod nemesis;
 mod node_api;
+mod node_limits;
 mod process;
 mod run_command;
 mod scenarios;

@@ -24,6 +24,7 @@ impl AdminClient {
         let http = reqwest::Client::builder()
             .timeout(timeout)
             .default_headers(super::secret::headers(secret))
+            .pool_idle_timeout(super::IDLE_POOL_TIMEOUT)
             .build()
             .unwrap_or_default();
         AdminClient { http }

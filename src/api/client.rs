@@ -88,6 +88,10 @@ fn transport_error(error: &reqwest::Error) -> CallError {
     }
 }
 
+/// How long every bundled client keeps an idle connection for reuse: shorter than a node
+/// keeps one open, so that no request goes out on a connection the node is closing.
+pub const IDLE_POOL_TIMEOUT: Duration = Duration::from_secs(4);
+
 /// Talks to nodes' data plane over HTTP.
 #[derive(Debug, Clone)]
 pub struct DataClient {
@@ -100,6 +104,7 @@ impl DataClient {
         let http = reqwest::Client::builder()
             .timeout(timeout)
             .pool_max_idle_per_host(64)
+            .pool_idle_timeout(IDLE_POOL_TIMEOUT)
             .build()
             .unwrap_or_default();
         DataClient { http }

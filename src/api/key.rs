@@ -9,9 +9,12 @@ pub struct CounterKey {
     pub cell: String,
 }
 
+/// The longest key, `partition/cell`, in bytes.
+pub const MAX_KEY_BYTES: usize = 1024;
+
 /// Why a key was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("bad counter key `{key}`: {reason}")]
+#[error("bad counter key `{}`: {reason}", shown(key))]
 pub struct KeyError {
     /// The key as given.
     pub key: String,
@@ -27,8 +30,8 @@ impl CounterKey {
             Some("partition and cell must not be empty")
         } else if partition.contains('/') || cell.contains('/') {
             Some("partition and cell must not contain `/`")
-        } else if key.len() > 512 {
-            Some("longer than 512 bytes")
+        } else if key.len() > MAX_KEY_BYTES {
+            Some("longer than 1024 bytes")
         } else {
             None
         };
@@ -39,6 +42,14 @@ impl CounterKey {
                 cell: cell.to_string(),
             }),
         }
+    }
+}
+
+/// A key as an error message shows it: cut after 64 bytes, with its length.
+fn shown(key: &str) -> String {
+    match key.char_indices().nth(64) {
+        Some((end, _)) => format!("{}… ({} bytes)", &key[..end], key.len()),
+        None => key.to_string(),
     }
 }
 

@@ -92,6 +92,9 @@ pub struct ClusterSettings {
     pub tombstone_failure_threshold: u64,
     /// `commitlog_sync`: `batch`, `periodic:<ms>` or `off`.
     pub commitlog_sync: CommitlogSync,
+    /// `commitlog_total_space`, MiB: a write that takes the commit log past it flushes the
+    /// memtable (which empties the log), so the log never grows without bound.
+    pub commitlog_total_space_mb: u64,
     /// Flush the memtable every so many seconds (0: only on request).
     pub flush_interval_s: f64,
     /// Compact every so many seconds (0: only on request).
@@ -116,6 +119,7 @@ impl Default for ClusterSettings {
             tombstone_warn_threshold: 1_000,
             tombstone_failure_threshold: 100_000,
             commitlog_sync: CommitlogSync::Periodic(10_000),
+            commitlog_total_space_mb: 8_192,
             flush_interval_s: 0.0,
             compaction_interval_s: 0.0,
             repair_interval_s: 0.0,
@@ -131,6 +135,11 @@ impl ClusterSettings {
             self.rf == 0 || self.rf > nodes,
             "cluster.rf",
             format!("must be between 1 and the number of nodes ({nodes})"),
+        )?;
+        unless(
+            self.commitlog_total_space_mb == 0,
+            "cluster.commitlog_total_space_mb",
+            "must be at least 1",
         )?;
         unless(
             self.write_timeout_ms == 0,

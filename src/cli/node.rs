@@ -42,15 +42,20 @@ pub async fn node(args: NodeArgs) -> anyhow::Result<()> {
     let (settings, secret) = match &args.settings {
         Some(path) => {
             let text = std::fs::read_to_string(path)
-                .with_context(|| format!("reading {}", path.display()))?;
+                .map_err(|e| BadInput::Usage(format!("reading {}: {e}", path.display())))?;
             read_settings_file(&text)
                 .map_err(|e| BadInput::Usage(format!("{}: {e}", path.display())))?
         }
         None => (ClusterSettings::default(), None),
     };
-    let data_dir = args.data_dir.unwrap_or_else(|| {
+    // A folder of its own when none is given, removed again when the node stops.
+    let scratch = (args.data_dir.is_none()).then(|| {
         std::env::temp_dir().join(format!("checker-node-{}-{}", args.id, std::process::id()))
     });
+    let data_dir = args
+        .data_dir
+        .or_else(|| scratch.clone())
+        .unwrap_or_default();
     let config = NodeConfig {
         id: args.id,
         listen: args.listen,
@@ -61,9 +66,14 @@ pub async fn node(args: NodeArgs) -> anyhow::Result<()> {
         seed: args.seed.unwrap_or_else(rand::random),
         secret,
     };
-    serve(config)
-        .await
-        .with_context(|| format!("serving node on {}", args.listen))
+    let served = serve(config).await;
+    if let Some(scratch) = scratch {
+        let removed = std::fs::remove_dir_all(&scratch);
+        if let (Err(e), true) = (removed, scratch.exists()) {
+            tracing::warn!(error = %e, "could not remove {}", scratch.display());
+        }
+    }
+    served.with_context(|| format!("serving node on {}", args.listen))
 }
 
 fn parse_peer(s: &str) -> Result<(String, String), String> {

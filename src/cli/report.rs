@@ -77,7 +77,14 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     if !run_folders(&args.dir).is_empty() && !args.dir.join(INDEX).is_file() {
         index::write(&args.dir)?;
     }
-    let app = axum::Router::new().fallback_service(tower_http::services::ServeDir::new(&args.dir));
+    let root = std::fs::canonicalize(&args.dir)
+        .with_context(|| format!("resolving {}", args.dir.display()))?;
+    let app = axum::Router::new()
+        .fallback_service(tower_http::services::ServeDir::new(&root))
+        .layer(axum::middleware::from_fn_with_state(
+            std::sync::Arc::new(root),
+            inside_the_folder,
+        ));
     let listener = tokio::net::TcpListener::bind(("127.0.0.1", args.port))
         .await
         .with_context(|| format!("listening on 127.0.0.1:{}", args.port))?;
@@ -92,4 +99,24 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         .with_graceful_shutdown(crate::shutdown::wait())
         .await
         .context("serving")
+}
+
+/// Refuses (403) a request whose file, symlinks resolved, lies outside the folder of runs;
+/// `results/latest`, a link to a run inside it, still serves.
+async fn inside_the_folder(
+    axum::extract::State(root): axum::extract::State<std::sync::Arc<PathBuf>>,
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    use axum::response::IntoResponse;
+    let path = percent_encoding::percent_decode_str(request.uri().path()).decode_utf8_lossy();
+    let wanted = root.join(path.trim_start_matches('/'));
+    match std::fs::canonicalize(&wanted) {
+        Ok(real) if !real.starts_with(root.as_path()) => (
+            axum::http::StatusCode::FORBIDDEN,
+            "outside the folder of runs\n",
+        )
+            .into_response(),
+        _ => next.run(request).await,
+    }
 }

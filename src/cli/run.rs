@@ -27,8 +27,9 @@ pub struct RunArgs {
     /// Total ops per second across all clients (overrides the workload).
     #[arg(long)]
     pub rate: Option<f64>,
-    /// Seed of the op generator; random when left out, and printed either way.
-    #[arg(long)]
+    /// Seed of the op generator (at most 2^53 - 1); random when left out, and printed
+    /// either way.
+    #[arg(long, value_parser = crate::workload::seed::parse)]
     pub seed: Option<u64>,
     /// Where run folders go.
     #[arg(long, default_value = "results")]
@@ -79,9 +80,7 @@ fn plan(args: RunArgs) -> anyhow::Result<RunPlan> {
         .map_err(|message| BadInput::Usage(format!("flags: {message}")))?;
     Ok(RunPlan {
         workload: w,
-        seed: args
-            .seed
-            .unwrap_or_else(|| u64::from(rand::random::<u32>())),
+        seed: args.seed.unwrap_or_else(crate::workload::seed::random),
         results: args.results,
         panic_after_start: args.panic_after_start,
         targets: args.target,

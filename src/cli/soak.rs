@@ -19,8 +19,8 @@ pub struct SoakArgs {
     /// The workloads, in the order they take turns (names or paths, comma separated).
     #[arg(long, default_value = "soak")]
     pub workloads: String,
-    /// The soak's seed; each run's seed is derived from it and printed.
-    #[arg(long)]
+    /// The soak's seed (at most 2^53 - 1); each run's seed is derived from it and printed.
+    #[arg(long, value_parser = crate::workload::seed::parse)]
     pub seed: Option<u64>,
     /// Keep the folders of only the newest N runs (the summary keeps every run's figures).
     #[arg(long)]
@@ -57,15 +57,13 @@ pub async fn soak(args: SoakArgs) -> anyhow::Result<Done> {
     let overrides = match &args.budget {
         Some(path) => {
             let text = std::fs::read_to_string(path)
-                .with_context(|| format!("reading {}", path.display()))?;
+                .map_err(|e| BadInput::Usage(format!("reading {}: {e}", path.display())))?;
             budget::parse_overrides(&text)
                 .map_err(|e| BadInput::Usage(format!("{}: {e}", path.display())))?
         }
         None => Default::default(),
     };
-    let seed = args
-        .seed
-        .unwrap_or_else(|| u64::from(rand::random::<u32>()));
+    let seed = args.seed.unwrap_or_else(crate::workload::seed::random);
     let dir = args.out.clone().unwrap_or_else(|| {
         Path::new("results").join(format!(
             "soak-{}",

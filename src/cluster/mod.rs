@@ -167,16 +167,20 @@ impl Cluster {
 
     /// Saves each node's oracle dump (its true shards, tombstones and cache) as
     /// `dir/<id>.oracle.json`; a node that does not answer is skipped with a warning.
-    pub async fn save_oracles(&self) {
+    pub async fn save_oracles(&self) -> std::io::Result<()> {
         for node in &self.nodes {
             match self.admin.oracle(&node.addr).await {
                 Ok(dump) => {
-                    let text = serde_json::to_string_pretty(&dump).unwrap_or_default();
-                    let _ = std::fs::write(self.dir.join(format!("{}.oracle.json", node.id)), text);
+                    let text = serde_json::to_string_pretty(&dump)?;
+                    let path = self.dir.join(format!("{}.oracle.json", node.id));
+                    std::fs::write(&path, text).map_err(|e| {
+                        std::io::Error::new(e.kind(), format!("writing {}: {e}", path.display()))
+                    })?;
                 }
                 Err(e) => tracing::warn!(node = %node.id, error = %e, "no oracle dump"),
             }
         }
+        Ok(())
     }
 
     /// The running nodes, in id order.

@@ -62,3 +62,26 @@ impl Recorder {
         Ok(op.index)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use checkers::{Process, F};
+
+    #[test]
+    fn an_op_that_cannot_be_appended_is_an_error_naming_the_file_and_the_cause() {
+        // Every write to /dev/full fails with ENOSPC, as on a full disk.
+        let recorder = Recorder::create(Path::new("/dev/full")).expect("open /dev/full");
+        let op = Op::new(
+            Process::Client(0),
+            OpType::Invoke,
+            F::Read,
+            None,
+            serde_json::Value::Null,
+        );
+        let error = recorder.record(op).expect_err("the disk is full");
+        let chain = format!("{:#}", anyhow::Error::from(error));
+        assert!(chain.contains("/dev/full"), "{chain}");
+        assert!(chain.contains("No space left on device"), "{chain}");
+    }
+}

@@ -7,6 +7,7 @@ pub mod summary;
 use crate::error::BadInput;
 use crate::report::{index, plots};
 use crate::runner::{self, RunPlan};
+use crate::workload::seed::MAX_SEED;
 use crate::workload::Workload;
 use anyhow::Context;
 use std::collections::BTreeMap;
@@ -39,12 +40,13 @@ pub struct SoakPlan {
     pub run_time: Option<f64>,
 }
 
-/// The seed of the `i`-th run of a soak seeded with `seed` (SplitMix64).
+/// The seed of the `i`-th run of a soak seeded with `seed` (SplitMix64), at most
+/// [`MAX_SEED`].
 pub fn derive_seed(seed: u64, i: u64) -> u64 {
     let mut z = seed.wrapping_add((i + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15));
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    (z ^ (z >> 31)) >> 1
+    (z ^ (z >> 31)) & MAX_SEED
 }
 
 /// How a soak ended.

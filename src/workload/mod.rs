@@ -5,6 +5,7 @@ mod generator;
 pub mod mix;
 pub mod nemesis;
 pub mod phases;
+pub mod seed;
 mod spec;
 
 pub use budget::Budget;

@@ -37,6 +37,10 @@ pub struct CommitLog {
     /// The number the next segment file gets (above every number on disk).
     next_segment: usize,
     dir: PathBuf,
+    /// Why the log stopped taking writes: after a failed write or sync it refuses every
+    /// write until the node restarts (Cassandra's `commit_failure_policy: stop`), so that no
+    /// write is acknowledged on a log whose state on disk is unknown.
+    failed: Option<String>,
 }
 
 /// What a restart finds on disk.
@@ -109,6 +113,7 @@ impl CommitLog {
             synced: synced.min(marked),
             next_segment,
             dir: dir.to_path_buf(),
+            failed: None,
         };
         if sync != CommitlogSync::Off {
             let file = OpenOptions::new()
@@ -128,14 +133,20 @@ impl CommitLog {
         Ok((log, recovered))
     }
 
-    /// Appends a write; with batch sync it is on disk and marked when this returns.
+    /// Appends a write; with batch sync it is on disk and marked when this returns. An
+    /// error means the write must not be acknowledged; the log then refuses every later write.
     pub fn append(&mut self, fragment: &Table) -> std::io::Result<()> {
+        self.refuse_if_failed()?;
         let Some(file) = &mut self.file else {
             return Ok(());
         };
         let mut line = serde_json::to_vec(fragment)?;
         line.push(b'\n');
-        file.write_all(&line)?;
+        if let Err(e) = file.write_all(&line) {
+            // Cut a partly written line, so that the log stays whole lines.
+            let _ = file.set_len(self.written);
+            return Err(self.fail(e));
+        }
         self.written += line.len() as u64;
         match self.sync {
             CommitlogSync::Batch => self.sync(),
@@ -143,29 +154,68 @@ impl CommitLog {
         }
     }
 
+    /// Bytes in the log file.
+    pub fn len(&self) -> u64 {
+        self.written
+    }
+
+    /// Points the log at `/dev/full`, whose every write fails with ENOSPC: a full disk, for
+    /// tests of what is refused.
+    #[cfg(test)]
+    pub fn break_with_a_full_disk(&mut self) {
+        let full = OpenOptions::new().write(true).open("/dev/full");
+        self.file = Some(full.expect("/dev/full"));
+    }
+
+    /// Refuses a write once the log has failed.
+    fn refuse_if_failed(&self) -> std::io::Result<()> {
+        match &self.failed {
+            Some(reason) => Err(std::io::Error::other(format!(
+                "the commit log failed and takes no writes until the node restarts \
+                 (commit_failure_policy: stop): {reason}"
+            ))),
+            None => Ok(()),
+        }
+    }
+
+    /// Stops the log after `e`, and returns it.
+    fn fail(&mut self, e: std::io::Error) -> std::io::Error {
+        tracing::error!(error = %e, "commit log failed; refusing writes until restart");
+        self.failed.get_or_insert_with(|| e.to_string());
+        e
+    }
+
     /// Moves the replay marker over everything written, without syncing (periodic mode's
     /// chained markers).
     pub fn mark(&mut self) -> std::io::Result<()> {
+        self.refuse_if_failed()?;
         let Some(marker) = &self.marker else {
             return Ok(());
         };
         if self.marked < self.written {
+            if let Err(e) = write_marker(marker, self.written, self.synced) {
+                return Err(self.fail(e));
+            }
             self.marked = self.written;
-            write_marker(marker, self.marked, self.synced)?;
         }
         Ok(())
     }
 
     /// Syncs everything written to the disk and marks it.
     pub fn sync(&mut self) -> std::io::Result<()> {
+        self.refuse_if_failed()?;
         let (Some(file), Some(marker)) = (&self.file, &self.marker) else {
             return Ok(());
         };
         if self.synced < self.written {
-            file.sync_data()?;
+            let synced = file
+                .sync_data()
+                .and_then(|()| write_marker(marker, self.written, self.written));
+            if let Err(e) = synced {
+                return Err(self.fail(e));
+            }
             self.synced = self.written;
             self.marked = self.written;
-            write_marker(marker, self.marked, self.synced)?;
         }
         Ok(())
     }
@@ -353,5 +403,39 @@ mod tests {
         log.flushed(&write).expect("flush");
         let (_, recovered) = CommitLog::open(dir.path(), CommitlogSync::Batch).expect("reopen");
         assert_eq!((recovered.segments.len(), recovered.log.len()), (1, 0));
+    }
+
+    #[test]
+    fn a_failed_write_is_refused_cut_off_and_every_later_write_refused_too() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let write = tombstone(DeleteScope::Row, "p", Some("c"), 10);
+        let (mut log, _) = CommitLog::open(dir.path(), CommitlogSync::Batch).expect("open");
+        log.append(&write).expect("append");
+        let good = log.file.take();
+        // A disk that is full: every write to /dev/full fails with ENOSPC.
+        log.file = Some(
+            OpenOptions::new()
+                .write(true)
+                .open("/dev/full")
+                .expect("/dev/full"),
+        );
+        let refused = log
+            .append(&write)
+            .expect_err("a write to a full disk fails");
+        assert_eq!(refused.raw_os_error(), Some(28), "ENOSPC: {refused}");
+        log.file = good;
+        let later = log.append(&write).expect_err("the log stopped");
+        assert!(
+            later.to_string().contains("commit_failure_policy: stop"),
+            "{later}"
+        );
+        assert!(log.sync().is_err() && log.mark().is_err());
+        drop(log);
+        let (_, recovered) = CommitLog::open(dir.path(), CommitlogSync::Batch).expect("reopen");
+        assert_eq!(
+            recovered.log.len(),
+            1,
+            "only the acknowledged write is replayed"
+        );
     }
 }

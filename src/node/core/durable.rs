@@ -62,10 +62,23 @@ impl Durable {
     pub fn apply(&mut self, fragment: &Table) -> std::io::Result<()> {
         self.log.append(fragment)?;
         self.store.apply(fragment);
+        self.flush_if_log_full();
         Ok(())
     }
 
-    /// The leader's increment ([`Store::lead_add`]), logged; returns the fragment to replicate.
+    /// Flushes when the log has grown past `commitlog_total_space`, as Cassandra flushes the
+    /// oldest memtables to recycle commit-log segments. The write that set it off is logged
+    /// already, so a failed flush only leaves the log long.
+    fn flush_if_log_full(&mut self) {
+        if self.log.len() > self.store.settings().commitlog_total_space {
+            if let Err(e) = self.flush() {
+                tracing::error!(error = %e, "flushing a full commit log failed");
+            }
+        }
+    }
+
+    /// The leader's increment ([`Store::lead_fragment`]), logged, then applied (nothing is
+    /// applied when the log cannot take it); returns the fragment to replicate.
     pub fn lead_add(
         &mut self,
         partition: &str,
@@ -74,8 +87,12 @@ impl Durable {
         now: u64,
         timestamp: u64,
     ) -> std::io::Result<Table> {
-        let fragment = self.store.lead_add(partition, cell, delta, now, timestamp);
+        let fragment = self
+            .store
+            .lead_fragment(partition, cell, delta, now, timestamp);
         self.log.append(&fragment)?;
+        self.store.lead_apply(&fragment);
+        self.flush_if_log_full();
         Ok(fragment)
     }
 
@@ -123,6 +140,49 @@ mod tests {
         let read = durable.store().read("p", Some(cell), 100);
         let row = read.partition.rows.get(cell)?;
         row.counter.as_ref().map(|c| c.counter.value())
+    }
+
+    #[test]
+    fn an_increment_the_log_refuses_is_not_applied() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let mut durable = open(dir.path());
+        durable.lead_add("p", "a", 1, 10, 10).expect("write");
+        durable.log = CommitLog::open(&dir.path().join("broken"), CommitlogSync::Batch)
+            .expect("open")
+            .0;
+        durable.log.break_with_a_full_disk();
+        assert!(durable.lead_add("p", "a", 5, 20, 20).is_err());
+        assert_eq!(
+            value(&durable, "a"),
+            Some(1),
+            "neither memtable nor cache took it"
+        );
+    }
+
+    #[test]
+    fn a_log_past_its_total_space_is_flushed_into_a_segment() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let settings = StoreSettings {
+            commitlog_total_space: 1_000,
+            ..StoreSettings::default()
+        };
+        let sync = CommitlogSync::Periodic(10_000);
+        let mut durable = Durable::open("n1", settings, sync, dir.path())
+            .expect("open")
+            .0;
+        for t in 1..=100 {
+            durable.lead_add("p", "a", 1, t, t).expect("write");
+            assert!(
+                durable.log.len() <= 1_000 + 200,
+                "log at {} bytes",
+                durable.log.len()
+            );
+        }
+        let segments = std::fs::read_dir(dir.path().join("segments")).expect("segments");
+        assert!(segments.count() >= 5, "flushed several times");
+        durable.mark().expect("mark");
+        drop(durable);
+        assert_eq!(value(&open(dir.path()), "a"), Some(100), "nothing lost");
     }
 
     #[test]

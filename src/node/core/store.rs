@@ -21,6 +21,9 @@ pub struct StoreSettings {
     pub tombstone_warn: u64,
     /// `tombstone_failure_threshold`.
     pub tombstone_fail: u64,
+    /// `commitlog_total_space`, in bytes: a write that takes the commit log past it flushes
+    /// the memtable, which empties the log.
+    pub commitlog_total_space: u64,
 }
 
 impl StoreSettings {
@@ -35,6 +38,7 @@ impl StoreSettings {
             },
             tombstone_warn: settings.tombstone_warn_threshold,
             tombstone_fail: settings.tombstone_failure_threshold,
+            commitlog_total_space: settings.commitlog_total_space_mb.saturating_mul(1 << 20),
         }
     }
 }
@@ -161,7 +165,6 @@ impl Store {
     }
 
     /// The current settings.
-    #[cfg(test)]
     pub fn settings(&self) -> &StoreSettings {
         &self.settings
     }
@@ -172,12 +175,28 @@ impl Store {
         self.settings = settings;
     }
 
-    /// The leader's increment: reads its own shard (from the counter cache when it has it,
-    /// else from the store with tombstones applied), sets `clock = max(now, old clock + 1)` on
-    /// its own clock, adds `delta`, writes the cell with the coordinator's `timestamp` (which
-    /// decides it against row and partition deletions), and returns the fragment to replicate.
+    /// The leader's increment: [`Store::lead_fragment`], applied at once.
+    #[cfg(test)]
     pub fn lead_add(
         &mut self,
+        partition: &str,
+        cell: &str,
+        delta: i64,
+        now: u64,
+        timestamp: u64,
+    ) -> Table {
+        let fragment = self.lead_fragment(partition, cell, delta, now, timestamp);
+        self.lead_apply(&fragment);
+        fragment
+    }
+
+    /// The leader's increment, not yet applied: reads its own shard (from the counter cache
+    /// when it has it, else from the store with tombstones applied), sets
+    /// `clock = max(now, old clock + 1)` on its own clock, adds `delta`, and writes the cell
+    /// with the coordinator's `timestamp` (which decides it against row and partition
+    /// deletions): the fragment to log, apply and replicate.
+    pub fn lead_fragment(
+        &self,
         partition: &str,
         cell: &str,
         delta: i64,
@@ -204,7 +223,6 @@ impl Store {
             clock: now.max(own.clock + 1),
             count: own.count.wrapping_add(delta),
         };
-        self.cache.put(&key, shard);
         let mut counter = Counter::default();
         counter.merge_shard(&self.node, shard);
         let row = Row {
@@ -213,9 +231,23 @@ impl Store {
         };
         let mut p = Partition::default();
         p.rows.insert(cell.to_string(), row);
-        let fragment = Table::single(partition, p);
-        self.apply(&fragment);
-        fragment
+        Table::single(partition, p)
+    }
+
+    /// Applies a fragment of [`Store::lead_fragment`] and puts its shard in the counter cache.
+    pub fn lead_apply(&mut self, fragment: &Table) {
+        for (partition, p) in &fragment.partitions {
+            for (cell, row) in &p.rows {
+                let shard = row
+                    .counter
+                    .as_ref()
+                    .and_then(|c| c.counter.shards.get(&self.node));
+                if let Some(&shard) = shard {
+                    self.cache.put(&format!("{partition}/{cell}"), shard);
+                }
+            }
+        }
+        self.apply(fragment);
     }
 
     /// Applies a replicated write, a delete or a repair to the memtable.

@@ -12,6 +12,7 @@ fn store(node: &str, cache: usize, gc_grace_s: u64) -> Store {
             counter_cache: cache,
             tombstone_warn: 2,
             tombstone_fail: 4,
+            ..StoreSettings::default()
         },
     )
 }

@@ -137,11 +137,22 @@ async fn config(State(node): Shared) -> Json<ClusterSettings> {
     Json(node.settings())
 }
 
+/// Changes the fields the body names; the others keep their values.
 async fn set_config(
     State(node): Shared,
-    settings: Result<Json<ClusterSettings>, JsonRejection>,
+    change: Result<Json<Value>, JsonRejection>,
 ) -> Result<Json<ClusterSettings>, ApiError> {
-    let settings = body(settings)?;
+    let Value::Object(change) = body(change)? else {
+        return Err(ApiError::BadRequest(
+            "expected a JSON object of the settings to change".into(),
+        ));
+    };
+    let mut settings = json!(node.settings());
+    for (field, value) in change {
+        settings[field] = value;
+    }
+    let settings: ClusterSettings =
+        serde_json::from_value(settings).map_err(|e| ApiError::BadRequest(e.to_string()))?;
     if settings.mode != node.settings().mode {
         return Err(ApiError::BadRequest(
             "`mode` cannot change while a node runs: its data plane is chosen at start".into(),

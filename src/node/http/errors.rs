@@ -55,6 +55,10 @@ pub enum ApiError {
     /// No such endpoint: 404.
     #[error("no such endpoint: {0}")]
     NotFound(String),
+    /// The request was refused before a handler saw it (method, size, path, time): the
+    /// status given, with a code named after it.
+    #[error("{1}")]
+    Rejected(StatusCode, String),
 }
 
 impl ApiError {
@@ -71,8 +75,56 @@ impl ApiError {
             ApiError::Forbidden => (StatusCode::FORBIDDEN, "forbidden"),
             ApiError::Unauthorized => (StatusCode::UNAUTHORIZED, "unauthorized"),
             ApiError::NotFound(_) => (StatusCode::NOT_FOUND, "not_found"),
+            ApiError::Rejected(status, _) => (*status, code_of(*status)),
         }
     }
+}
+
+/// The error code of a status the node answers without a handler's say.
+fn code_of(status: StatusCode) -> &'static str {
+    match status.as_u16() {
+        400 => "bad_request",
+        404 => "not_found",
+        405 => "method_not_allowed",
+        408 => "request_timeout",
+        411 => "length_required",
+        413 => "payload_too_large",
+        414 => "uri_too_long",
+        415 => "unsupported_media_type",
+        422 => "unprocessable",
+        431 => "headers_too_large",
+        s if s >= 500 => "internal",
+        _ => "rejected",
+    }
+}
+
+/// The largest error body a node rewrites as JSON; longer ones are cut.
+const ERROR_TEXT_LIMIT: usize = 4096;
+
+/// Gives every error answer a JSON body: those of handlers already have one; those axum
+/// makes itself (an unknown method, a path that does not decode, a body over the limit)
+/// have plain text, which becomes the `message` of an [`ErrorBody`].
+pub async fn json_errors(
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Response {
+    let response = next.run(request).await;
+    let status = response.status();
+    let is_json = (response.headers().get(axum::http::header::CONTENT_TYPE))
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("application/json"));
+    if !(status.is_client_error() || status.is_server_error()) || is_json {
+        return response;
+    }
+    let bytes = axum::body::to_bytes(response.into_body(), ERROR_TEXT_LIMIT)
+        .await
+        .unwrap_or_default();
+    let text = String::from_utf8_lossy(&bytes).trim().to_string();
+    let text = match text.is_empty() {
+        true => status.canonical_reason().unwrap_or("refused").to_string(),
+        false => text,
+    };
+    ApiError::Rejected(status, text).into_response()
 }
 
 impl ApiError {

@@ -4,6 +4,7 @@
 
 pub mod admin;
 pub mod cassandra;
+pub mod connections;
 pub mod errors;
 pub mod internal;
 pub mod leader;

@@ -6,6 +6,7 @@ use super::state::Node;
 use crate::api::{ClQuery, CounterKey, DeleteScope};
 use axum::extract::rejection::{JsonRejection, QueryRejection};
 use axum::extract::{Query, State};
+use axum::http::StatusCode;
 use axum::Json;
 use std::sync::Arc;
 
@@ -14,8 +15,10 @@ pub type Shared = State<Arc<Node>>;
 
 /// A JSON body, or 400.
 pub fn body<T>(body: Result<Json<T>, JsonRejection>) -> Result<T, ApiError> {
-    body.map(|Json(t)| t)
-        .map_err(|e| ApiError::BadRequest(e.body_text()))
+    body.map(|Json(t)| t).map_err(|e| match e.status() {
+        StatusCode::PAYLOAD_TOO_LARGE => ApiError::Rejected(e.status(), e.body_text()),
+        _ => ApiError::BadRequest(e.body_text()),
+    })
 }
 
 /// A counter key from the path, or 400.

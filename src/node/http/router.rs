@@ -1,13 +1,14 @@
 //! The node's router: the data plane of its mode, the internal and admin planes, and the
 //! guard every request passes (the cluster's secret, pause, cut links).
 
-use super::errors::ApiError;
+use super::errors::{json_errors, ApiError};
 use super::state::Node;
 use super::transport::FROM_HEADER;
 use super::{admin, cassandra, internal, ravendb};
 use crate::api::secret::{self, SECRET_HEADER};
 use crate::api::Mode;
 use axum::extract::{ConnectInfo, Request, State};
+use axum::http::StatusCode;
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::Router;
@@ -15,11 +16,16 @@ use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 use std::time::Duration;
 
-/// The largest request body a node accepts.
+/// The largest request body a node accepts (413 past it).
 const BODY_LIMIT: usize = 64 * 1024;
 
+/// The longest request target a node accepts (414 past it): a key of the longest kind,
+/// percent-encoded, with its query, fits.
+const URI_LIMIT: usize = 8 * 1024;
+
 /// Every route of a node: the data plane of its mode (chosen once, here), the node-to-node
-/// plane and the admin plane, behind the guard and the body limit.
+/// plane and the admin plane, each handler within the request timeout, behind the guard and
+/// the body limit; every error answer is JSON.
 pub fn router(node: Arc<Node>) -> Router {
     let data_plane = match node.settings().mode {
         Mode::Cassandra => cassandra::routes(),
@@ -29,10 +35,39 @@ pub fn router(node: Arc<Node>) -> Router {
         .merge(data_plane)
         .merge(internal::routes())
         .merge(admin::routes())
+        .route_layer(axum::middleware::from_fn_with_state(
+            node.clone(),
+            within_request_timeout,
+        ))
         .fallback(|uri: axum::http::Uri| async move { ApiError::NotFound(uri.path().to_string()) })
         .layer(axum::middleware::from_fn_with_state(node.clone(), guard))
         .layer(axum::extract::DefaultBodyLimit::max(BODY_LIMIT))
+        .layer(axum::middleware::from_fn(json_errors))
         .with_state(node)
+}
+
+/// How long a handler may take, body upload included: twice the longer of the node's
+/// timeouts and a second, so that a coordinator's own 504 always comes first.
+fn request_timeout(node: &Node) -> Duration {
+    let settings = node.settings();
+    settings.write_timeout().max(settings.read_timeout()) * 2 + Duration::from_secs(1)
+}
+
+/// Answers 408 for a handler (a slow body upload, say) past [`request_timeout`].
+async fn within_request_timeout(
+    State(node): State<Arc<Node>>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let limit = request_timeout(&node);
+    match tokio::time::timeout(limit, next.run(request)).await {
+        Ok(response) => response,
+        Err(_) => ApiError::Rejected(
+            StatusCode::REQUEST_TIMEOUT,
+            format!("the request took over {} ms", limit.as_millis()),
+        )
+        .into_response(),
+    }
 }
 
 /// Every request passes here: the admin and internal planes need the cluster's secret
@@ -45,6 +80,14 @@ async fn guard(
     request: Request,
     next: Next,
 ) -> Response {
+    let target = request
+        .uri()
+        .path_and_query()
+        .map_or(0, |t| t.as_str().len());
+    if target > URI_LIMIT {
+        let message = format!("the request target is {target} bytes, over {URI_LIMIT}");
+        return ApiError::Rejected(StatusCode::URI_TOO_LONG, message).into_response();
+    }
     let path = request.uri().path();
     let admin = path.starts_with("/admin/");
     if admin || path.starts_with("/internal/") {

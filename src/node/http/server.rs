@@ -3,6 +3,7 @@
 //! schedules, and the watch that exits when the starting process is gone).
 
 use super::admin;
+use super::connections;
 use super::replication;
 use super::router::router;
 use super::state::{Node, NodeParts};
@@ -77,10 +78,7 @@ pub async fn serve(config: NodeConfig) -> std::io::Result<()> {
     if config.settings.mode == Mode::Ravendb {
         replication::spawn(node.clone());
     }
-    let app = router(node).into_make_service_with_connect_info::<SocketAddr>();
-    axum::serve(listener, app)
-        .with_graceful_shutdown(shutdown_signal())
-        .await?;
+    connections::serve(listener, router(node), shutdown_signal()).await?;
     tracing::info!(id = %config.id, "node stopped");
     Ok(())
 }

@@ -59,6 +59,7 @@ impl HttpTransport {
         let http = reqwest::Client::builder()
             .timeout(timeout)
             .default_headers(crate::api::secret::headers(secret))
+            .pool_idle_timeout(crate::api::IDLE_POOL_TIMEOUT)
             .connect_timeout(timeout.min(Duration::from_millis(500)))
             .build()
             .unwrap_or_default();
