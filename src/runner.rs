@@ -47,8 +47,15 @@ pub struct RunOutcome {
 /// Runs the plan end to end.
 pub async fn run(plan: RunPlan) -> anyhow::Result<RunOutcome> {
     let folder = RunFolder::create(&plan.results, &plan.workload.name).map_err(|e| {
-        let results = plan.results.display();
-        BadInput::Usage(format!("creating a run folder under {results}: {e}"))
+        let message = format!("creating a run folder under {}", plan.results.display());
+        // A path that cannot hold a folder is bad input; a failing disk is not.
+        use std::io::ErrorKind::*;
+        match e.kind() {
+            NotFound | PermissionDenied | NotADirectory | AlreadyExists | ReadOnlyFilesystem => {
+                anyhow::Error::from(BadInput::Usage(format!("{message}: {e}")))
+            }
+            _ => anyhow::Error::from(e).context(message),
+        }
     })?;
     eprintln!(
         "run {} · workload {} · seed {} · {} nodes · {:.0}s",

@@ -130,8 +130,13 @@ fn a_run_whose_history_cannot_be_appended_stops_with_an_error_that_says_the_disk
     assert!(stderr.contains("No space left on device"), "{stderr}");
     assert!(stderr.contains("history.jsonl"), "{stderr}");
     let run_dir = only_run_folder(&results);
-    let history = std::fs::metadata(run_dir.join("history.jsonl")).expect("history kept");
+    let history = std::fs::read(run_dir.join("history.jsonl")).expect("history kept");
     assert!(history.len() > 100_000, "{} bytes kept", history.len());
+    assert_eq!(
+        history.last(),
+        Some(&b'\n'),
+        "the history ends with a whole line"
+    );
     let pids = node_pids(&run_dir);
     assert!(survivors(&pids, Duration::from_secs(5)).is_empty());
 }

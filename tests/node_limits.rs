@@ -55,8 +55,15 @@ fn every_error_answer_is_json_with_its_own_status() {
     ];
     for (method, target, body, status, code) in cases {
         let (got, answer) = request(method, &target, body.as_deref());
-        assert_eq!(got, status, "{method} {}: {answer}", &target[..60]);
+        let shown: String = target.chars().take(60).collect();
+        assert_eq!(got, status, "{method} {shown}: {answer}");
         assert_eq!(answer["error"].as_str(), Some(code), "{answer}");
+        if status == 405 {
+            assert!(
+                allow(method, &target).is_some(),
+                "a 405 keeps its Allow header"
+            );
+        }
         assert!(answer["message"].is_string(), "{answer}");
     }
     // The key is named, but not echoed whole.
@@ -162,18 +169,72 @@ fn a_shutdown_waits_for_requests_in_flight_only_so_long() {
     let (mut node, _dir) = start_node("{}", &[]);
     let faults = format!("http://{}/admin/faults", node.addr);
     assert_eq!(request("PUT", &faults, Some(r#"{"paused": true}"#)).0, 200);
-    // A request the paused node holds for as long as it stays paused.
-    let addr = node.addr.clone();
-    let _held = std::thread::spawn(move || {
-        let url = format!("http://{addr}/v1/counters/views/home");
-        let _ = crate::node_api::request("GET", &url, None);
-    });
-    std::thread::sleep(Duration::from_millis(300));
+    // A request the paused node holds for as long as it stays paused: its head is sent
+    // whole, and given a second to be read, so the node has a request in flight.
+    let mut held = TcpStream::connect(&node.addr).expect("connect");
+    held.write_all(b"GET /v1/counters/views/home HTTP/1.1\r\nHost: x\r\n\r\n")
+        .expect("a request");
+    std::thread::sleep(Duration::from_secs(1));
     let took = terminate(&mut node);
     // Five seconds of grace, and a little for the process to go.
     assert!(took < Duration::from_secs(8), "stopped after {took:?}");
     assert!(
         took >= Duration::from_secs(4),
         "did not wait at all: {took:?}"
+    );
+}
+
+/// The `Allow` header of a `method` request to `target`.
+fn allow(method: &str, target: &str) -> Option<String> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    runtime.block_on(async {
+        let client = reqwest::Client::new();
+        let response = (client.request(method.parse().expect("method"), target))
+            .send()
+            .await
+            .expect("node answers");
+        let allow = response.headers().get("allow")?;
+        allow.to_str().ok().map(str::to_string)
+    })
+}
+
+#[test]
+fn a_body_sent_too_slowly_gets_408() {
+    // Timeouts of 100 ms: a handler may take 2 × 100 ms + 1 s.
+    let (node, _dir) = start_node(r#"{"write_timeout_ms": 100, "read_timeout_ms": 100}"#, &[]);
+    let mut stream = TcpStream::connect(&node.addr).expect("connect");
+    stream
+        .write_all(
+            b"POST /v1/counters/views/home HTTP/1.1\r\nHost: x\r\n\
+              content-type: application/json\r\ncontent-length: 40\r\n\r\n{\"delta\"",
+        )
+        .expect("a head and part of a body");
+    stream
+        .set_read_timeout(Some(Duration::from_secs(5)))
+        .expect("timeout");
+    let mut answer = Vec::new();
+    let mut buf = [0u8; 1024];
+    let started = Instant::now();
+    while let Ok(n @ 1..) = stream.read(&mut buf) {
+        answer.extend_from_slice(&buf[..n]);
+        if answer.ends_with(b"}") {
+            break;
+        }
+    }
+    let answer = String::from_utf8_lossy(&answer);
+    assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
+    assert!(answer.contains(r#""error":"request_timeout""#), "{answer}");
+    assert!(
+        started.elapsed() < Duration::from_secs(4),
+        "{:?}",
+        started.elapsed()
+    );
+    let url = format!("http://{}/v1/counters/views/home", node.addr);
+    assert_eq!(
+        request("GET", &url, None).1["value"],
+        serde_json::Value::Null
     );
 }

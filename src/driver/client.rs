@@ -108,9 +108,10 @@ fn outcome<T>(
         Err(CallError::NotSent { code }) => Outcome::failed(OpType::Fail, code),
         Err(CallError::NoAnswer { code }) => Outcome::failed(uncertain, code),
         Err(CallError::BadAnswer(_)) => Outcome::failed(uncertain, "bad_response"),
-        // 503 never applied; 504 and other 5xx may have; 4xx were refused.
+        // 503 never applied; 504, other 5xx and a 408 (the node gave up on a handler that
+        // may have acted) may have; other 4xx were refused.
         Err(CallError::Status { status, code }) => {
-            let kind = if status >= 500 && status != 503 {
+            let kind = if (status >= 500 && status != 503) || status == 408 {
                 uncertain
             } else {
                 OpType::Fail

@@ -3,7 +3,7 @@
 use checkers::history::{HistoryError, JsonlWriter};
 use checkers::{Op, OpType};
 use std::fs::File;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::Instant;
@@ -26,7 +26,10 @@ pub struct Tally {
 /// or after its answer arrived (its completion) brackets what really happened.
 pub struct Recorder {
     start: Instant,
-    writer: Mutex<(JsonlWriter<File>, u64)>,
+    path: PathBuf,
+    /// The writer, the next index, and whether an append has failed (then every later one
+    /// is refused, so the file ends with the last whole line).
+    writer: Mutex<(JsonlWriter<File>, u64, bool)>,
     /// Completed client ops so far.
     pub tally: Tally,
 }
@@ -36,7 +39,8 @@ impl Recorder {
     pub fn create(path: &Path) -> Result<Self, HistoryError> {
         Ok(Recorder {
             start: Instant::now(),
-            writer: Mutex::new((JsonlWriter::create(path)?, 0)),
+            path: path.to_path_buf(),
+            writer: Mutex::new((JsonlWriter::create(path)?, 0, false)),
             tally: Tally::default(),
         })
     }
@@ -44,10 +48,22 @@ impl Recorder {
     /// Stamps and appends `op`; returns its index.
     pub fn record(&self, mut op: Op) -> Result<u64, HistoryError> {
         let mut guard = self.writer.lock().unwrap_or_else(|e| e.into_inner());
-        let (writer, next) = &mut *guard;
+        let (writer, next, failed) = &mut *guard;
+        if *failed {
+            return Err(HistoryError::Unusable {
+                path: self.path.clone(),
+                message: "an earlier append failed; the history ends there".to_string(),
+            });
+        }
         op.index = *next;
         op.time = self.start.elapsed().as_nanos() as u64;
-        writer.write(&op)?;
+        if let Err(e) = writer.write(&op) {
+            *failed = true;
+            if let Err(cut) = cut_torn_line(&self.path) {
+                tracing::warn!(error = %cut, "could not cut the torn last line of the history");
+            }
+            return Err(e);
+        }
         *next += 1;
         drop(guard);
         if op.process.is_client() {
@@ -61,6 +77,29 @@ impl Recorder {
         }
         Ok(op.index)
     }
+}
+
+/// Cuts a partly written last line off the file at `path`, so it ends with a whole line.
+fn cut_torn_line(path: &Path) -> std::io::Result<()> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(path)?;
+    let length = file.metadata()?.len();
+    // A line is at most a few KiB; a line longer than this tail is cut whole.
+    let tail = length.min(1 << 20);
+    file.seek(SeekFrom::Start(length - tail))?;
+    let mut bytes = Vec::with_capacity(tail as usize);
+    (&mut file).take(tail).read_to_end(&mut bytes)?;
+    let keep = match bytes.iter().rposition(|&b| b == b'\n') {
+        Some(end) => length - tail + end as u64 + 1,
+        None => length - tail,
+    };
+    if keep < length {
+        file.set_len(keep)?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -83,5 +122,27 @@ mod tests {
         let chain = format!("{:#}", anyhow::Error::from(error));
         assert!(chain.contains("/dev/full"), "{chain}");
         assert!(chain.contains("No space left on device"), "{chain}");
+        let again = Op::new(
+            Process::Client(1),
+            OpType::Invoke,
+            F::Read,
+            None,
+            Default::default(),
+        );
+        assert!(
+            recorder.record(again).is_err(),
+            "no append after a failed one"
+        );
+    }
+
+    #[test]
+    fn a_torn_last_line_is_cut_back_to_the_last_whole_one() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("history.jsonl");
+        for (text, kept) in [("a\nbc", "a\n"), ("a\nb\n", "a\nb\n"), ("torn", "")] {
+            std::fs::write(&path, text).expect("write");
+            cut_torn_line(&path).expect("cut");
+            assert_eq!(std::fs::read_to_string(&path).expect("read"), kept);
+        }
     }
 }

@@ -188,7 +188,6 @@ impl CommitLog {
     /// Moves the replay marker over everything written, without syncing (periodic mode's
     /// chained markers).
     pub fn mark(&mut self) -> std::io::Result<()> {
-        self.refuse_if_failed()?;
         let Some(marker) = &self.marker else {
             return Ok(());
         };
@@ -201,9 +200,12 @@ impl CommitLog {
         Ok(())
     }
 
-    /// Syncs everything written to the disk and marks it.
+    /// Syncs everything written to the disk and marks it; a stopped log, whose syncs can no
+    /// longer be trusted, is only marked (its whole lines replay after a process crash).
     pub fn sync(&mut self) -> std::io::Result<()> {
-        self.refuse_if_failed()?;
+        if self.failed.is_some() {
+            return self.mark();
+        }
         let (Some(file), Some(marker)) = (&self.file, &self.marker) else {
             return Ok(());
         };
@@ -227,15 +229,26 @@ impl CommitLog {
         self.next_segment += 1;
         let path = segment_dir(&self.dir).join(format!("{number:06}{suffix}.json"));
         let temp = path.with_extension("tmp");
-        std::fs::write(&temp, serde_json::to_vec(segment)?)?;
-        File::open(&temp)?.sync_all()?;
-        std::fs::rename(&temp, &path)?;
+        let written = serde_json::to_vec(segment)
+            .map_err(std::io::Error::from)
+            .and_then(|bytes| std::fs::write(&temp, bytes))
+            .and_then(|()| File::open(&temp)?.sync_all())
+            .and_then(|()| std::fs::rename(&temp, &path));
+        if let Err(e) = written {
+            let _ = std::fs::remove_file(&temp);
+            return Err(e);
+        }
         Ok(path)
     }
 
-    /// Writes a flushed memtable as the next segment and empties the log.
+    /// Writes a flushed memtable as the next segment and empties the log. When the segment
+    /// cannot be written the log keeps everything and stops, so that no later flush empties
+    /// it of writes that reached no segment.
     pub fn flushed(&mut self, segment: &Table) -> std::io::Result<()> {
-        self.write_segment(segment, "")?;
+        self.refuse_if_failed()?;
+        if let Err(e) = self.write_segment(segment, "") {
+            return Err(self.fail(e));
+        }
         if let (Some(file), Some(marker)) = (&self.file, &self.marker) {
             file.set_len(0)?;
             (self.written, self.marked, self.synced) = (0, 0, 0);
@@ -429,7 +442,12 @@ mod tests {
             later.to_string().contains("commit_failure_policy: stop"),
             "{later}"
         );
-        assert!(log.sync().is_err() && log.mark().is_err());
+        // The background mark and sync go on quietly: whole lines still replay after a kill.
+        assert!(log.sync().is_ok() && log.mark().is_ok());
+        assert!(
+            log.flushed(&write).is_err(),
+            "no flush empties a stopped log"
+        );
         drop(log);
         let (_, recovered) = CommitLog::open(dir.path(), CommitlogSync::Batch).expect("reopen");
         assert_eq!(

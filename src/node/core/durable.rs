@@ -160,6 +160,38 @@ mod tests {
     }
 
     #[test]
+    fn a_flush_that_cannot_write_its_segment_leaves_every_write_in_the_log() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let mut durable = open(dir.path());
+        durable.lead_add("p", "a", 1, 10, 10).expect("write");
+        // The segment folder is gone and a file stands in its place: the flush fails.
+        let segments = dir.path().join("segments");
+        std::fs::remove_dir(&segments).expect("no segments yet");
+        std::fs::write(&segments, "").expect("a file in the way");
+        assert!(durable.flush().is_err());
+        std::fs::remove_file(&segments).expect("the file goes");
+        std::fs::create_dir(&segments).expect("the folder is back");
+        assert!(
+            durable.lead_add("p", "b", 2, 20, 20).is_err(),
+            "the log stopped"
+        );
+        let logged = durable.log.len();
+        let _ = durable.flush();
+        assert!(
+            logged > 0 && durable.log.len() == logged,
+            "no later flush empties it"
+        );
+        assert_eq!(value(&durable, "a"), Some(1), "still readable");
+        durable.mark().expect("the marker still moves");
+        drop(durable);
+        assert_eq!(
+            value(&open(dir.path()), "a"),
+            Some(1),
+            "replayed after a restart"
+        );
+    }
+
+    #[test]
     fn a_log_past_its_total_space_is_flushed_into_a_segment() {
         let dir = tempfile::tempdir().expect("temp dir");
         let settings = StoreSettings {

@@ -137,6 +137,10 @@ async fn config(State(node): Shared) -> Json<ClusterSettings> {
     Json(node.settings())
 }
 
+/// Held while a settings change is merged and set, so that of two concurrent partial
+/// changes neither is lost.
+static CHANGING_SETTINGS: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 /// Changes the fields the body names; the others keep their values.
 async fn set_config(
     State(node): Shared,
@@ -147,6 +151,7 @@ async fn set_config(
             "expected a JSON object of the settings to change".into(),
         ));
     };
+    let _changing = CHANGING_SETTINGS.lock().unwrap_or_else(|e| e.into_inner());
     let mut settings = json!(node.settings());
     for (field, value) in change {
         settings[field] = value;

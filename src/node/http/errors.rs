@@ -98,7 +98,8 @@ fn code_of(status: StatusCode) -> &'static str {
     }
 }
 
-/// The largest error body a node rewrites as JSON; longer ones are cut.
+/// The largest error text a node carries into a JSON body; a longer one is replaced by the
+/// status's reason.
 const ERROR_TEXT_LIMIT: usize = 4096;
 
 /// Gives every error answer a JSON body: those of handlers already have one; those axum
@@ -116,7 +117,8 @@ pub async fn json_errors(
     if !(status.is_client_error() || status.is_server_error()) || is_json {
         return response;
     }
-    let bytes = axum::body::to_bytes(response.into_body(), ERROR_TEXT_LIMIT)
+    let (mut parts, body) = response.into_parts();
+    let bytes = axum::body::to_bytes(body, ERROR_TEXT_LIMIT)
         .await
         .unwrap_or_default();
     let text = String::from_utf8_lossy(&bytes).trim().to_string();
@@ -124,7 +126,12 @@ pub async fn json_errors(
         true => status.canonical_reason().unwrap_or("refused").to_string(),
         false => text,
     };
-    ApiError::Rejected(status, text).into_response()
+    let mut json = ApiError::Rejected(status, text).into_response();
+    // Keep the original's other headers (`Allow` on a 405, say).
+    parts.headers.remove(axum::http::header::CONTENT_TYPE);
+    parts.headers.remove(axum::http::header::CONTENT_LENGTH);
+    json.headers_mut().extend(parts.headers);
+    json
 }
 
 impl ApiError {

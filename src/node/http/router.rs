@@ -24,21 +24,23 @@ const BODY_LIMIT: usize = 64 * 1024;
 const URI_LIMIT: usize = 8 * 1024;
 
 /// Every route of a node: the data plane of its mode (chosen once, here), the node-to-node
-/// plane and the admin plane, each handler within the request timeout, behind the guard and
+/// plane and the admin plane, data and internal handlers within the request timeout, behind the guard and
 /// the body limit; every error answer is JSON.
 pub fn router(node: Arc<Node>) -> Router {
     let data_plane = match node.settings().mode {
         Mode::Cassandra => cassandra::routes(),
         Mode::Ravendb => ravendb::routes(),
     };
+    // The request timeout covers the data and internal planes; the admin plane's repair
+    // walks every peer and is bounded by its caller.
     Router::new()
         .merge(data_plane)
         .merge(internal::routes())
-        .merge(admin::routes())
         .route_layer(axum::middleware::from_fn_with_state(
             node.clone(),
             within_request_timeout,
         ))
+        .merge(admin::routes())
         .fallback(|uri: axum::http::Uri| async move { ApiError::NotFound(uri.path().to_string()) })
         .layer(axum::middleware::from_fn_with_state(node.clone(), guard))
         .layer(axum::extract::DefaultBodyLimit::max(BODY_LIMIT))

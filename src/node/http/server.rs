@@ -68,6 +68,7 @@ pub async fn serve(config: NodeConfig) -> std::io::Result<()> {
         seed: config.seed,
         secret: config.secret.clone(),
     }));
+    let stop = shutdown_signal()?;
     let line = Listening {
         id: config.id.clone(),
         addr: addr.to_string(),
@@ -78,7 +79,7 @@ pub async fn serve(config: NodeConfig) -> std::io::Result<()> {
     if config.settings.mode == Mode::Ravendb {
         replication::spawn(node.clone());
     }
-    connections::serve(listener, router(node), shutdown_signal()).await?;
+    connections::serve(listener, router(node), stop).await?;
     tracing::info!(id = %config.id, "node stopped");
     Ok(())
 }
@@ -150,19 +151,18 @@ fn log_io(what: &str, result: std::io::Result<()>) {
     }
 }
 
-async fn shutdown_signal() {
+/// Listens for SIGTERM and Ctrl-C at once (so that a signal sent as soon as the node says
+/// it listens is never missed), and resolves on the first.
+fn shutdown_signal() -> std::io::Result<impl std::future::Future<Output = ()>> {
     use tokio::signal::unix::{signal, SignalKind};
-    match signal(SignalKind::terminate()) {
-        Ok(mut term) => {
-            tokio::select! {
-                _ = term.recv() => {}
-                _ = tokio::signal::ctrl_c() => {}
-            }
+    let mut term = signal(SignalKind::terminate())?;
+    let mut interrupt = signal(SignalKind::interrupt())?;
+    Ok(async move {
+        tokio::select! {
+            _ = term.recv() => {}
+            _ = interrupt.recv() => {}
         }
-        Err(_) => {
-            let _ = tokio::signal::ctrl_c().await;
-        }
-    }
+    })
 }
 
 /// Exits the process once its parent is gone, so that no node outlives the run that
