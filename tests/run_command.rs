@@ -288,6 +288,11 @@ fn serve_answers_the_index_and_the_pages_on_loopback() {
     std::fs::write(outside.path().join("secret.txt"), "not for serving").expect("secret");
     std::os::unix::fs::symlink(outside.path(), results.path().join("escape")).expect("link");
     std::os::unix::fs::symlink(&run, results.path().join("latest")).expect("latest");
+    let secret = outside.path().join("secret.txt");
+    std::os::unix::fs::symlink(&secret, results.path().join("file-link")).expect("link");
+    let other_run = results.path().join("w/20260102T000000");
+    std::fs::create_dir_all(&other_run).expect("run folder");
+    std::os::unix::fs::symlink(&secret, other_run.join("index.html")).expect("index link");
     let mut child = crate::process::checker()
         .args([
             "serve",
@@ -322,6 +327,8 @@ fn serve_answers_the_index_and_the_pages_on_loopback() {
     let page = get("/w/20260101T000000/report.html");
     let missing = get("/nothing-here.html");
     let escaped = get("/escape/secret.txt");
+    let slashed = get("/file-link/");
+    let indexed = get("/w/20260102T000000/");
     let latest = get("/latest/report.html");
     // SIGTERM stops it in order, as Ctrl-C does.
     kill(Pid::from_raw(child.id() as i32), Signal::SIGTERM).expect("send SIGTERM");
@@ -345,6 +352,9 @@ fn serve_answers_the_index_and_the_pages_on_loopback() {
     assert!(missing.starts_with("HTTP/1.0 404"), "{missing}");
     assert!(escaped.starts_with("HTTP/1.0 403"), "{escaped}");
     assert!(!escaped.contains("not for serving"), "{escaped}");
+    for refused in [&slashed, &indexed] {
+        assert!(!refused.contains("not for serving"), "{refused}");
+    }
     assert!(
         latest.contains("the page"),
         "a link inside the folder serves: {latest}"

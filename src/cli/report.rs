@@ -110,13 +110,19 @@ async fn inside_the_folder(
 ) -> axum::response::Response {
     use axum::response::IntoResponse;
     let path = percent_encoding::percent_decode_str(request.uri().path()).decode_utf8_lossy();
-    let wanted = root.join(path.trim_start_matches('/'));
-    match std::fs::canonicalize(&wanted) {
-        Ok(real) if !real.starts_with(root.as_path()) => (
+    // What may be served for this path: the file itself (a trailing slash dropped, as the
+    // file server drops it), or a folder's index.html.
+    let wanted = root.join(path.trim_matches('/'));
+    let outside = [wanted.join("index.html"), wanted]
+        .iter()
+        .filter_map(|p| std::fs::canonicalize(p).ok())
+        .any(|real| !real.starts_with(root.as_path()));
+    if outside {
+        let refused = (
             axum::http::StatusCode::FORBIDDEN,
             "outside the folder of runs\n",
-        )
-            .into_response(),
-        _ => next.run(request).await,
+        );
+        return refused.into_response();
     }
+    next.run(request).await
 }
