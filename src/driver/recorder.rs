@@ -29,7 +29,7 @@ pub struct Recorder {
     path: PathBuf,
     /// The writer, the next index, and whether an append has failed (then every later one
     /// is refused, so the file ends with the last whole line).
-    writer: Mutex<(JsonlWriter<File>, u64, bool)>,
+    writer: Mutex<(JsonlWriter<File>, u64, Option<String>)>,
     /// Completed client ops so far.
     pub tally: Tally,
 }
@@ -40,7 +40,7 @@ impl Recorder {
         Ok(Recorder {
             start: Instant::now(),
             path: path.to_path_buf(),
-            writer: Mutex::new((JsonlWriter::create(path)?, 0, false)),
+            writer: Mutex::new((JsonlWriter::create(path)?, 0, None)),
             tally: Tally::default(),
         })
     }
@@ -49,16 +49,20 @@ impl Recorder {
     pub fn record(&self, mut op: Op) -> Result<u64, HistoryError> {
         let mut guard = self.writer.lock().unwrap_or_else(|e| e.into_inner());
         let (writer, next, failed) = &mut *guard;
-        if *failed {
+        if let Some(cause) = failed {
             return Err(HistoryError::Unusable {
                 path: self.path.clone(),
-                message: "an earlier append failed; the history ends there".to_string(),
+                message: format!("an earlier append failed ({cause}); the history ends there"),
             });
         }
         op.index = *next;
         op.time = self.start.elapsed().as_nanos() as u64;
         if let Err(e) = writer.write(&op) {
-            *failed = true;
+            let cause = match &e {
+                HistoryError::Io { source, .. } => source.to_string(),
+                other => other.to_string(),
+            };
+            *failed = Some(cause);
             if let Err(cut) = cut_torn_line(&self.path) {
                 tracing::warn!(error = %cut, "could not cut the torn last line of the history");
             }
@@ -129,10 +133,10 @@ mod tests {
             None,
             Default::default(),
         );
-        assert!(
-            recorder.record(again).is_err(),
-            "no append after a failed one"
-        );
+        let refused = recorder
+            .record(again)
+            .expect_err("no append after a failed one");
+        assert!(refused.to_string().contains("No space left"), "{refused}");
     }
 
     #[test]
