@@ -70,10 +70,12 @@ impl Target {
 }
 
 /// The linearizability search's limits in runs and checks: past them the answer is unknown.
+/// Every partition is searched, so that reports and budgets count every illegal key.
 pub fn run_lin_options() -> LinOptions {
     LinOptions {
         time_limit: Some(Duration::from_secs(60)),
         memory_limit: 2 << 30,
+        all_partitions: true,
         ..LinOptions::default()
     }
 }

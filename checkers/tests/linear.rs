@@ -194,6 +194,51 @@ fn counters_are_checked_per_key() {
 }
 
 #[test]
+fn the_first_illegal_partition_decides_and_the_rest_are_not_searched_unless_asked() {
+    // c/big: +1, +1, read 5 (illegal, the biggest, so searched first); c/bad: +1, read 3
+    // (illegal too); c/a and c/b: +1, read 1 (legal).
+    let mut specs = Vec::new();
+    let mut at = 0;
+    let mut add = |key: &'static str, ops: &[(&'static str, i64)]| {
+        for &(f, v) in ops {
+            let (value, output) = match f {
+                "add" => (json!(v), json!(v)),
+                _ => (json!(null), json!(v)),
+            };
+            let mut s = spec(f, value, output, at, Some(at + 1));
+            s.key = Some(key);
+            specs.push(s);
+            at += 2;
+        }
+    };
+    add("c/big", &[("add", 1), ("add", 1), ("read", 5)]);
+    add("c/bad", &[("add", 1), ("read", 3)]);
+    add("c/a", &[("add", 1), ("read", 1)]);
+    add("c/b", &[("add", 1), ("read", 1)]);
+    let ops = history(&specs);
+    let first = LinOptions {
+        threads: 1,
+        ..LinOptions::default()
+    };
+    let result = check(ModelKind::Counter, &ops, &first).expect("valid ops");
+    assert_eq!(result.valid, Validity::Invalid);
+    assert_eq!(
+        (result.keys, result.illegal_keys, result.not_searched_keys),
+        (4, 1, 3)
+    );
+    assert_eq!(result.failures[0].key.as_deref(), Some("c/big"));
+    let all = LinOptions {
+        all_partitions: true,
+        ..first
+    };
+    let result = check(ModelKind::Counter, &ops, &all).expect("valid ops");
+    assert_eq!(
+        (result.keys, result.illegal_keys, result.not_searched_keys),
+        (4, 2, 0)
+    );
+}
+
+#[test]
 fn a_deleted_counter_reads_null() {
     // +3 ok, delete ok, read → null: legal; read → 3 after the delete: not.
     let specs = [

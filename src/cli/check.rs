@@ -76,6 +76,10 @@ pub struct LinArgs {
     /// Give up after this many seconds: the answer is then unknown.
     #[arg(long)]
     pub time_limit: Option<f64>,
+    /// Search every partition to the end (within the time limit), instead of stopping at the
+    /// first that is not linearizable.
+    #[arg(long)]
+    pub all_partitions: bool,
     /// Write the page that explains a violation to this HTML file.
     #[arg(long)]
     pub html: Option<PathBuf>,
@@ -162,6 +166,7 @@ pub fn lin(args: LinArgs) -> anyhow::Result<Validity> {
         reading: Reading {
             absent_is_zero: args.absent_is_zero,
         },
+        all_partitions: args.all_partitions,
         ..LinOptions::default()
     };
     let result = linear::check(args.model, &ops, &options)

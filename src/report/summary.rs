@@ -283,13 +283,21 @@ fn lin_lines(out: &mut String, lin: &LinResult, page: Option<&Path>) {
     let _ =
         writeln!(
         out,
-        "  linearizable  {}: model {} · {} of {} partitions not linearizable{} · {} ops · {} ms{}",
+        "  linearizable  {}: model {} · {} of {} partitions not linearizable{}{} · {} ops · {} ms{}",
         lin.valid.word().to_lowercase(),
         lin.model,
         lin.illegal_keys,
         lin.keys,
         if lin.unknown_keys > 0 {
             format!(", {} undecided", lin.unknown_keys)
+        } else {
+            String::new()
+        },
+        if lin.not_searched_keys > 0 {
+            format!(
+                ", {} not searched (the verdict was decided; --all-partitions searches them)",
+                lin.not_searched_keys
+            )
         } else {
             String::new()
         },

@@ -1,6 +1,8 @@
 //! The linearizability checker: is there one order of the ops, each taking effect between its
 //! call and its return, that a sequential model explains? Partitions (keys) are independent
-//! and are searched in parallel; a search that runs out of time or memory answers unknown.
+//! and are searched in parallel; the first found not linearizable decides the verdict and
+//! stops the others (unless every partition is asked for); a search that runs out of time or
+//! memory answers unknown.
 
 mod bitset;
 mod events;
@@ -85,6 +87,9 @@ pub struct LinOptions {
     pub threads: usize,
     /// How the counter model compares reads (`absent_is_zero`).
     pub reading: Reading,
+    /// Search every partition to the end (within the limits) instead of stopping at the
+    /// first that is not linearizable.
+    pub all_partitions: bool,
 }
 
 impl Default for LinOptions {
@@ -95,6 +100,7 @@ impl Default for LinOptions {
             memory_limit: 4 << 30,
             threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
             reading: Reading::default(),
+            all_partitions: false,
         }
     }
 }
@@ -112,6 +118,10 @@ pub struct LinResult {
     pub illegal_keys: usize,
     /// Partitions whose search gave up.
     pub unknown_keys: usize,
+    /// Partitions left unsearched, or searched only in part, because another was already
+    /// found not linearizable (none with `all_partitions`).
+    #[serde(default)]
+    pub not_searched_keys: usize,
     /// Ops checked (failed ops and reads with unknown results left out).
     pub ops: usize,
     /// Why the answer is unknown, when it is.
@@ -175,6 +185,7 @@ pub fn check_model<M: Model>(
                 result.unknown_keys += 1;
                 result.reason = Some(reason.to_string());
             }
+            Verdict::NotSearched => result.not_searched_keys += 1,
         }
     }
     result.valid = if result.illegal_keys > 0 {
@@ -188,7 +199,8 @@ pub fn check_model<M: Model>(
     Ok(result)
 }
 
-/// Searches every partition, biggest first, on `options.threads` threads.
+/// Searches the partitions, biggest first, on `options.threads` threads; once one is not
+/// linearizable the others stop (are not searched), unless `options.all_partitions`.
 fn search_all<M: Model>(
     model: &M,
     parts: &[Partition<M::Input>],
@@ -196,11 +208,13 @@ fn search_all<M: Model>(
 ) -> Vec<Verdict> {
     let memory_used = AtomicUsize::new(0);
     let cancelled = AtomicBool::new(false);
+    let decided = AtomicBool::new(false);
     let limits = Limits {
         deadline: options.time_limit.map(|t| Instant::now() + t),
         memory_limit: options.memory_limit,
         memory_used: &memory_used,
         cancelled: &cancelled,
+        decided: &decided,
     };
     let mut order: Vec<usize> = (0..parts.len()).collect();
     order.sort_by_key(|&i| std::cmp::Reverse(parts[i].ops.len()));
@@ -211,7 +225,14 @@ fn search_all<M: Model>(
         for _ in 0..threads {
             scope.spawn(|| {
                 while let Some(&i) = order.get(next.fetch_add(1, Ordering::Relaxed)) {
+                    if decided.load(Ordering::Relaxed) {
+                        break;
+                    }
                     let verdict = search(model, parts[i].key.as_deref(), &parts[i].ops, &limits);
+                    let illegal = matches!(verdict, Verdict::NotLinearizable { .. });
+                    if illegal && !options.all_partitions {
+                        decided.store(true, Ordering::Relaxed);
+                    }
                     verdicts.lock().unwrap_or_else(|e| e.into_inner())[i] = Some(verdict);
                 }
             });
@@ -221,6 +242,6 @@ fn search_all<M: Model>(
         .into_inner()
         .unwrap_or_else(|e| e.into_inner())
         .into_iter()
-        .map(|v| v.unwrap_or(Verdict::Unknown("not searched")))
+        .map(|v| v.unwrap_or(Verdict::NotSearched))
         .collect()
 }

@@ -28,6 +28,8 @@ pub struct Limits<'a> {
     pub memory_used: &'a AtomicUsize,
     /// Set when any search gives up, so the others stop too.
     pub cancelled: &'a AtomicBool,
+    /// Set when a partition is found not linearizable and the others need not be searched.
+    pub decided: &'a AtomicBool,
 }
 
 /// The answer for one partition.
@@ -42,6 +44,8 @@ pub enum Verdict {
     },
     /// The search gave up.
     Unknown(&'static str),
+    /// The search was not run to the end: another partition already decided the verdict.
+    NotSearched,
 }
 
 /// A cached (linearized set, state) pair, hashed once when made.
@@ -182,6 +186,9 @@ impl<'a, M: Model> Search<'a, M> {
         loop {
             steps += 1;
             if steps.is_multiple_of(CHECK_EVERY) {
+                if limits.decided.load(Ordering::Relaxed) {
+                    return Verdict::NotSearched;
+                }
                 if let Some(reason) = over_limits(limits) {
                     return Verdict::Unknown(reason);
                 }
