@@ -57,6 +57,15 @@ pub fn request(method: &str, url: &str, body: Option<&str>) -> (u16, serde_json:
     request_with(method, url, body, None)
 }
 
+/// Runs `future` to its end on a runtime of its own.
+pub fn block_on<F: std::future::Future>(future: F) -> F::Output {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    runtime.block_on(future)
+}
+
 /// `request`, carrying `secret` in the cluster-secret header when given.
 fn request_with(
     method: &str,
@@ -64,11 +73,7 @@ fn request_with(
     body: Option<&str>,
     secret: Option<&str>,
 ) -> (u16, serde_json::Value) {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("runtime");
-    runtime.block_on(async {
+    block_on(async {
         let client = reqwest::Client::new();
         let mut req = client.request(method.parse().expect("method"), url);
         if let Some(secret) = secret {

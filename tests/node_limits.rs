@@ -2,7 +2,7 @@
 //! limits, idle and slow connections are dropped, a shutdown is bounded, a partial settings
 //! change keeps the rest, and a node started by hand cleans up after itself.
 
-use crate::node_api::{request, spawn_node, start_node, Node};
+use crate::node_api::{block_on, request, spawn_node, start_node, Node};
 use crate::process::checker;
 use std::io::{Read, Write};
 use std::net::TcpStream;
@@ -186,11 +186,7 @@ fn a_shutdown_waits_for_requests_in_flight_only_so_long() {
 
 /// The `Allow` header of a `method` request to `target`.
 fn allow(method: &str, target: &str) -> Option<String> {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("runtime");
-    runtime.block_on(async {
+    block_on(async {
         let client = reqwest::Client::new();
         let response = (client.request(method.parse().expect("method"), target))
             .send()
