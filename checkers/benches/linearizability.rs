@@ -3,7 +3,7 @@
 //! and the peak heap of each, next to the time to read the same file (the baseline measured
 //! in the same run). Run with `cargo bench -p checkers --bench linearizability`.
 
-use checkers::history::{read_history, Format, ReadOptions};
+use checkers::history::{read_history, Format, JsonlWriter, ReadOptions};
 use checkers::linear::{check, LinOptions, ModelKind, Val};
 use checkers::{Op, OpType, Process, F};
 use rand::rngs::StdRng;
@@ -14,7 +14,11 @@ use std::time::Duration;
 
 #[path = "support/measure.rs"]
 mod measure;
-use measure::measure;
+use measure::{measure, peak_rss};
+
+#[path = "support/kv_histories.rs"]
+mod kv_histories;
+use kv_histories::{kv_history, KvPlan};
 
 /// A concurrent history of an ideal counter: every op takes effect at a point between its
 /// call and its return, so the history is linearizable by construction.
@@ -166,6 +170,7 @@ fn main() {
             );
         }
     }
+    kv_rows();
     println!();
     for (set, (check_time, read_time)) in totals {
         println!(
@@ -176,6 +181,67 @@ fn main() {
         );
     }
     println!("Porcupine (Go, README): all 102 etcd histories ~440 ms, kv with 50 clients ~180 ms");
+}
+
+/// Porcupine-style kv histories, 50 and 100 clients, with and without a stale read, checked
+/// stopping at the first illegal key and with every key searched; each file is also written
+/// to `target/lin-bench/` for `checker lin`.
+fn kv_rows() {
+    let out = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/lin-bench");
+    let _ = std::fs::create_dir_all(&out);
+    println!();
+    println!(
+        "{:<58} {:>8} {:>9} {:>10} {:>11} {:>11}",
+        "generated kv history", "ops", "verdict", "check ms", "peak heap", "peak RSS"
+    );
+    for (clients, ops_per_client) in [(50, 60), (100, 60), (50, 400)] {
+        for violation in [false, true] {
+            let plan = KvPlan {
+                clients,
+                keys: 10,
+                ops_per_client,
+                violation,
+                seed: 1,
+            };
+            let (ops, _) = kv_history(plan);
+            let name = format!(
+                "kv-c{clients}-n{}-{}",
+                clients * ops_per_client,
+                if violation { "bad" } else { "ok" }
+            );
+            if let Ok(file) = std::fs::File::create(out.join(format!("{name}.jsonl"))) {
+                let mut writer = JsonlWriter::new(std::io::BufWriter::new(file), &out);
+                let _ = ops.iter().try_for_each(|op| writer.write(op));
+            }
+            for all_partitions in [false, true] {
+                let options = LinOptions {
+                    time_limit: Some(Duration::from_secs(60)),
+                    memory_limit: 1 << 30,
+                    all_partitions,
+                    ..LinOptions::default()
+                };
+                let ((result, time, heap), rss) =
+                    peak_rss(|| measure(|| check(ModelKind::Kv, &ops, &options)));
+                let verdict = result
+                    .map(|r| format!("{:?}", r.valid))
+                    .unwrap_or_else(|e| e.to_string());
+                let label = if all_partitions {
+                    "every key"
+                } else {
+                    "first illegal"
+                };
+                println!(
+                    "{:<58} {:>8} {:>9} {:>10.2} {:>8.1} MB {:>8} MB",
+                    format!("{name} ({label})"),
+                    ops.len(),
+                    verdict,
+                    ms(time),
+                    mb(heap),
+                    rss.map_or("?".to_string(), |b| format!("{:.1}", mb(b)))
+                );
+            }
+        }
+    }
 }
 
 fn ms(d: Duration) -> f64 {

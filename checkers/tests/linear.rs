@@ -344,18 +344,18 @@ fn the_time_limit_gives_unknown_not_a_guess() {
 
 #[test]
 fn the_memory_limit_gives_unknown_not_a_crash() {
-    // Forty concurrent writes of distinct values and reads of a value none wrote: the search
-    // must try subsets of the writes, and a 64 KiB cache cannot hold them.
-    let mut specs: Vec<Spec> = (0..40)
-        .map(|i| spec("write", json!(i), json!(i), 0, Some(1000)))
+    // Forty concurrent adds of distinct amounts and a read of a sum no subset of them makes:
+    // the search must try subsets of the adds, and a 64 KiB cache cannot hold them.
+    let mut specs: Vec<Spec> = (1..=40)
+        .map(|i| spec("add", json!(i), json!(i), 0, Some(1000)))
         .collect();
-    specs.extend((0..40).map(|_| spec("read", json!(null), json!(999), 1, Some(1001))));
-    specs.push(spec("write", json!(999), json!(999), 1002, Some(1003)));
+    specs.push(spec("read", json!(null), json!(1000), 1, Some(1001)));
     let options = LinOptions {
+        init: Val::Int(0),
         memory_limit: 64 << 10,
         ..LinOptions::default()
     };
-    let result = check(ModelKind::Register, &history(&specs), &options).expect("valid ops");
+    let result = check(ModelKind::Counter, &history(&specs), &options).expect("valid ops");
     assert_eq!(result.valid, Validity::Unknown);
     assert_eq!(result.reason.as_deref(), Some("memory limit"));
 }

@@ -152,7 +152,7 @@ pub fn check(
         }
         ModelKind::Register => check_model(&RegisterModel { init, cas: false }, history, options),
         ModelKind::CasRegister => check_model(&RegisterModel { init, cas: true }, history, options),
-        ModelKind::Kv => check_model(&KvModel, history, options),
+        ModelKind::Kv => check_model(&KvModel::default(), history, options),
     }?;
     result.model = kind.as_str().to_string();
     Ok(result)
@@ -165,14 +165,18 @@ pub fn check_model<M: Model>(
     options: &LinOptions,
 ) -> Result<LinResult, ModelError> {
     let start = Instant::now();
-    let parts = partitions(model, history)?;
-    let verdicts = search_all(model, &parts, options);
+    let mut parts = partitions(model, history)?;
+    let models: Vec<M> = parts
+        .iter_mut()
+        .map(|p| model.for_partition(&mut p.ops))
+        .collect();
+    let verdicts = search_all(&models, &parts, options);
     let mut result = LinResult {
         keys: parts.len(),
         ops: parts.iter().map(|p| p.ops.len()).sum(),
         ..LinResult::default()
     };
-    for (part, verdict) in parts.iter().zip(&verdicts) {
+    for ((part, verdict), model) in parts.iter().zip(&verdicts).zip(&models) {
         match verdict {
             Verdict::Linearizable => {}
             Verdict::NotLinearizable { longest } => {
@@ -199,10 +203,10 @@ pub fn check_model<M: Model>(
     Ok(result)
 }
 
-/// Searches the partitions, biggest first, on `options.threads` threads; once one is not
+/// Searches the partitions (each with its own model), biggest first, on `options.threads` threads; once one is not
 /// linearizable the others stop (are not searched), unless `options.all_partitions`.
 fn search_all<M: Model>(
-    model: &M,
+    models: &[M],
     parts: &[Partition<M::Input>],
     options: &LinOptions,
 ) -> Vec<Verdict> {
@@ -228,7 +232,8 @@ fn search_all<M: Model>(
                     if decided.load(Ordering::Relaxed) {
                         break;
                     }
-                    let verdict = search(model, parts[i].key.as_deref(), &parts[i].ops, &limits);
+                    let verdict =
+                        search(&models[i], parts[i].key.as_deref(), &parts[i].ops, &limits);
                     let illegal = matches!(verdict, Verdict::NotLinearizable { .. });
                     if illegal && !options.all_partitions {
                         decided.store(true, Ordering::Relaxed);

@@ -1,5 +1,6 @@
 //! What a model is to the linearizability search: plain data with a step function.
 
+use super::prepare::LinOp;
 use crate::op::Op;
 use serde_json::Value;
 use std::hash::Hash;
@@ -69,7 +70,7 @@ pub struct ModelError {
 }
 
 /// A sequential specification the search checks a history against.
-pub trait Model: Sync {
+pub trait Model: Sync + Clone {
     /// The state of the object; the search caches (linearized set, state) pairs.
     type State: Clone + Eq + Hash + Send + Sync + std::fmt::Debug;
     /// One operation: its call and, when known, what it returned.
@@ -88,6 +89,13 @@ pub trait Model: Sync {
     /// unknown). `Ok(None)` means the op constrains nothing and is left out.
     fn input(&self, call: &Op, ret: Option<&Op>) -> Result<Option<Self::Input>, ModelError>;
 
+    /// The model for one partition, once all of its ops are known: it may learn from them
+    /// and rewrite their inputs, keeping every verdict (each model proves its rewrite). The
+    /// default is the model itself, the inputs unchanged.
+    fn for_partition(&self, _ops: &mut [LinOp<Self::Input>]) -> Self {
+        self.clone()
+    }
+
     /// The state after `input` when it can take effect in `state`, or `None` if it cannot.
     fn step(&self, state: &Self::State, input: &Self::Input) -> Option<Self::State>;
 
@@ -95,6 +103,20 @@ pub trait Model: Sync {
     /// linearized, is linearized at once.
     fn is_read_only(&self, _input: &Self::Input) -> bool {
         false
+    }
+
+    /// Whether the read-only op `read` can still succeed after `state` when only the ops in
+    /// `before` may take effect first, in some order. `false` lets the search drop the state
+    /// (see `search::Search::dead_end`). The default never drops one; a model that overrides
+    /// it must answer `false` only when no order of any subset of `before` reaches a state
+    /// in which `read` succeeds.
+    fn may_still_read(
+        &self,
+        _state: &Self::State,
+        _read: &Self::Input,
+        _before: &[&Self::Input],
+    ) -> bool {
+        true
     }
 
     /// A state in words, for explanations.

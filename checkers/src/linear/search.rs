@@ -18,6 +18,12 @@ use std::time::Instant;
 /// How often (in search steps) the time and memory limits are looked at.
 const CHECK_EVERY: u64 = 4096;
 
+/// How many pending reads, earliest return first, a new state is tested against.
+const DEAD_END_READS: usize = 4;
+
+/// How far down the event list those reads are looked for.
+const DEAD_END_WALK: usize = 512;
+
 /// When to give up on a search.
 pub struct Limits<'a> {
     /// Past this instant the answer is unknown.
@@ -93,6 +99,8 @@ struct Search<'a, M: Model> {
     state: M::State,
     longest: Vec<usize>,
     at_peak: bool,
+    /// Scratch for `dead_end`: the inputs of writes called before a read returned.
+    before: Vec<&'a M::Input>,
 }
 
 impl<'a, M: Model> Search<'a, M> {
@@ -112,6 +120,7 @@ impl<'a, M: Model> Search<'a, M> {
             state: model.init(key),
             longest: Vec::new(),
             at_peak: false,
+            before: Vec::new(),
         }
     }
 
@@ -134,6 +143,15 @@ impl<'a, M: Model> Search<'a, M> {
         let Some(next_state) = self.model.step(&self.state, &self.ops[op].input) else {
             return false;
         };
+        if self.dead_end(op, &next_state) {
+            if self.stack.len() >= self.longest.len() {
+                // Still the longest order found: it explains the failure best.
+                self.longest = self.stack.iter().map(|f| f.entry / 2).collect();
+                self.longest.push(op);
+                self.at_peak = false;
+            }
+            return false;
+        }
         self.linearized.set(op);
         let mut h = FxHasher::default();
         next_state.hash(&mut h);
@@ -159,6 +177,43 @@ impl<'a, M: Model> Search<'a, M> {
         self.events.lift(op);
         self.classes.refresh(&self.events, self.ops);
         true
+    }
+
+    /// Whether `state`, reached by linearizing `op`, leaves a pending read no way to succeed.
+    ///
+    /// Proof that such a state can be dropped: every read still in the list (with a known
+    /// return) must be linearized later, and only ops whose call comes before its return in
+    /// the list can be linearized between now and then. If the model says no order of any
+    /// of those writes leads from `state` to one in which the read succeeds
+    /// (`Model::may_still_read`), the configuration has no completion, exactly as if `op`
+    /// could not take effect. Only the first few reads are looked at, which is enough to
+    /// catch a wrong order of writes at the first read that tells it.
+    fn dead_end(&mut self, op: usize, state: &M::State) -> bool {
+        let mut before = std::mem::take(&mut self.before);
+        before.clear();
+        let (mut entry, mut walked, mut reads) = (self.events.next[self.events.head], 0, 0);
+        let mut dead = false;
+        while entry != self.events.tail && walked < DEAD_END_WALK && reads < DEAD_END_READS {
+            let i = entry / 2;
+            let input = &self.ops[i].input;
+            let read_only = self.model.is_read_only(input);
+            if i == op {
+            } else if entry.is_multiple_of(2) {
+                if !read_only {
+                    before.push(input);
+                }
+            } else if read_only && self.ops[i].ret.is_some() {
+                reads += 1;
+                if !self.model.may_still_read(state, input, &before) {
+                    dead = true;
+                    break;
+                }
+            }
+            walked += 1;
+            entry = self.events.next[entry];
+        }
+        self.before = before;
+        dead
     }
 
     /// Undoes linearized ops until one leaves alternatives to try; returns the entry to go on

@@ -1,7 +1,9 @@
 //! Porcupine's key-value store: `get`, `put` and `append` on string values, per key.
 
 use crate::linear::model::{unknown_f, Model, ModelError};
+use crate::linear::prepare::LinOp;
 use crate::op::Op;
+use aho_corasick::AhoCorasick;
 use std::sync::Arc;
 
 /// One key-value operation on the op's key.
@@ -13,11 +15,41 @@ pub enum KvInput {
     Put(Arc<str>),
     /// Append to the value.
     Append(Arc<str>),
+    /// A put or an append whose text no get of the partition returned (`KvModel::prepare`).
+    Hidden,
 }
 
 /// A map of string keys to string values, every key starting as the empty string.
 #[derive(Debug, Clone, Default)]
-pub struct KvModel;
+pub struct KvModel {
+    /// Every value a get of the partition returned, sorted: known once the model is made
+    /// for one partition (`for_partition`).
+    returned: Option<Arc<[Arc<str>]>>,
+}
+
+/// A key's value: `None` once it is one that no get of the partition returned or can
+/// return after more appends.
+pub type KvState = Option<Arc<str>>;
+
+impl KvModel {
+    /// The state for `value`: `None` when no get of the partition returned it or a value
+    /// that starts with it, so no get can see it until the next put.
+    ///
+    /// Proof that this changes no verdict: appends only lengthen the value, so every value
+    /// until the next put starts with `value`, and no get returns one of them. All such
+    /// values behave alike (every get fails, appends keep them so, a put ends them): they
+    /// are one state, and the orders of appends that led to them need be tried only once.
+    fn state(&self, value: Arc<str>) -> KvState {
+        let Some(returned) = &self.returned else {
+            return Some(value);
+        };
+        let at = returned.partition_point(|g| **g < *value);
+        returned
+            .get(at)
+            .is_some_and(|g| g.starts_with(&*value))
+            .then_some(value)
+    }
+}
 
 fn text(op: &Op) -> Result<Arc<str>, ModelError> {
     match &op.value {
@@ -31,11 +63,11 @@ fn text(op: &Op) -> Result<Arc<str>, ModelError> {
 }
 
 impl Model for KvModel {
-    type State = Arc<str>;
+    type State = KvState;
     type Input = KvInput;
 
-    fn init(&self, _partition: Option<&str>) -> Arc<str> {
-        "".into()
+    fn init(&self, _partition: Option<&str>) -> KvState {
+        Some("".into())
     }
 
     fn input(&self, call: &Op, ret: Option<&Op>) -> Result<Option<KvInput>, ModelError> {
@@ -47,11 +79,66 @@ impl Model for KvModel {
         })
     }
 
-    fn step(&self, state: &Arc<str>, input: &KvInput) -> Option<Arc<str>> {
+    /// Hides the writes no get can have seen: an append whose text is in no get's value, a
+    /// put whose value starts no get's value.
+    ///
+    /// Proof that this changes no verdict: a value only grows by appends until the next put,
+    /// so once it holds such a write's text (at the start, for a put), every value until the
+    /// next put holds it too, and no get of the partition returns one of them. All those
+    /// values behave alike (every get fails, appends keep them so, a put ends them), so they
+    /// are one state, `None`. And two hidden writes then take any state to `None` alike, so
+    /// they are interchangeable (`symmetry`), which is what turns k unseen concurrent writes
+    /// from k! orders into one.
+    fn for_partition(&self, ops: &mut [LinOp<KvInput>]) -> Self {
+        let mut gets: Vec<&str> = ops
+            .iter()
+            .filter_map(|op| match &op.input {
+                KvInput::Get(v) => Some(&**v),
+                _ => None,
+            })
+            .collect();
+        let writes: Vec<(usize, &str, bool)> = ops
+            .iter()
+            .enumerate()
+            .filter_map(|(i, op)| match &op.input {
+                KvInput::Put(v) => Some((i, &**v, true)),
+                KvInput::Append(v) if !v.is_empty() => Some((i, &**v, false)),
+                _ => None,
+            })
+            .collect();
+        gets.sort_unstable();
+        gets.dedup();
+        let returned = Some(gets.iter().map(|&g| Arc::from(g)).collect());
+        let Ok(finder) = AhoCorasick::new(writes.iter().map(|w| w.1)) else {
+            return KvModel { returned };
+        };
+        let mut seen = vec![false; writes.len()];
+        for get in &gets {
+            for found in finder.find_overlapping_iter(*get) {
+                let w = found.pattern().as_usize();
+                seen[w] |= !writes[w].2 || found.start() == 0;
+            }
+        }
+        let hidden: Vec<usize> = (0..writes.len())
+            .filter(|&w| !seen[w])
+            .map(|w| writes[w].0)
+            .collect();
+        for i in hidden {
+            ops[i].input = KvInput::Hidden;
+        }
+        KvModel { returned }
+    }
+
+    fn step(&self, state: &KvState, input: &KvInput) -> Option<KvState> {
         match input {
-            KvInput::Get(v) => (v == state).then(|| state.clone()),
-            KvInput::Put(v) => Some(v.clone()),
-            KvInput::Append(v) => Some(format!("{state}{v}").into()),
+            KvInput::Get(v) => (state.as_ref() == Some(v)).then(|| state.clone()),
+            KvInput::Put(v) => Some(self.state(v.clone())),
+            KvInput::Append(v) => Some(
+                state
+                    .as_ref()
+                    .and_then(|s| self.state(format!("{s}{v}").into())),
+            ),
+            KvInput::Hidden => Some(None),
         }
     }
 
@@ -59,7 +146,23 @@ impl Model for KvModel {
         matches!(input, KvInput::Get(_))
     }
 
-    fn describe(&self, state: &Arc<str>) -> String {
-        format!("{state:?}")
+    /// Appends only lengthen the value and a put starts it again, so a get can still see `v`
+    /// after `state` only if `v` starts with `state`, or with the value of a put that may
+    /// come first.
+    fn may_still_read(&self, state: &KvState, read: &KvInput, before: &[&KvInput]) -> bool {
+        let KvInput::Get(v) = read else {
+            return true;
+        };
+        state.as_ref().is_some_and(|s| v.starts_with(&**s))
+            || before
+                .iter()
+                .any(|i| matches!(i, KvInput::Put(w) if v.starts_with(&**w)))
+    }
+
+    fn describe(&self, state: &KvState) -> String {
+        match state {
+            Some(s) => format!("{s:?}"),
+            None => "a value no get returned".to_string(),
+        }
     }
 }

@@ -105,6 +105,19 @@ impl Model for RegisterModel {
         matches!(input, RegisterInput::Read(_))
     }
 
+    /// Only a write or a compare-and-set of `v` makes the register hold `v`.
+    fn may_still_read(&self, state: &Val, read: &RegisterInput, before: &[&RegisterInput]) -> bool {
+        let RegisterInput::Read(v) = read else {
+            return true;
+        };
+        v == state
+            || before.iter().any(|i| match i {
+                RegisterInput::Write(w) => w == v,
+                RegisterInput::Cas { to, .. } => to == v,
+                RegisterInput::Read(_) => false,
+            })
+    }
+
     fn describe(&self, state: &Val) -> String {
         state.to_string()
     }
