@@ -14,7 +14,11 @@ use std::time::Duration;
 
 #[path = "support/measure.rs"]
 mod measure;
-use measure::{measure, peak_rss};
+use measure::measure;
+
+#[path = "support/peak_rss.rs"]
+mod peak_rss;
+use peak_rss::peak_rss;
 
 #[path = "support/kv_histories.rs"]
 mod kv_histories;
