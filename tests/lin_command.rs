@@ -123,3 +123,49 @@ fn an_exported_history_reads_back_with_the_same_verdict() {
         (b["valid"].clone(), b["ops"].clone())
     );
 }
+
+/// A history no search can settle quickly: `adds` concurrent adds of distinct amounts and a
+/// read of a sum no subset of them makes, so every subset must be tried.
+fn subset_sum_history(dir: &std::path::Path, adds: u64) -> String {
+    let mut lines = Vec::new();
+    let mut index = 0;
+    let mut push = |process: u64, kind: &str, f: &str, value: serde_json::Value| {
+        lines.push(
+            serde_json::json!({"index": index, "time": index, "process": process, "type": kind,
+                "f": f, "key": "c/hard", "value": value})
+            .to_string(),
+        );
+        index += 1;
+    };
+    for p in 0..adds {
+        push(p, "invoke", "add", serde_json::json!(p + 1));
+    }
+    push(adds, "invoke", "read", serde_json::Value::Null);
+    push(adds, "ok", "read", serde_json::json!(adds * (adds + 1)));
+    for p in 0..adds {
+        push(p, "ok", "add", serde_json::json!(p + 1));
+    }
+    let path = dir.join("hard.jsonl");
+    std::fs::write(&path, lines.join("\n") + "\n").expect("history written");
+    path.to_str().expect("utf-8").to_string()
+}
+
+#[test]
+fn past_the_memory_or_time_limit_the_answer_is_unknown_with_the_reason() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let hard = subset_sum_history(dir.path(), 60);
+    let lin = |limit: &[&str]| {
+        let mut args = vec!["lin", &hard, "--model", "counter", "--init", "0", "--json"];
+        args.extend(limit);
+        let out = run(&args);
+        assert_eq!(out.status.code(), Some(2), "{out:?}");
+        let result: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+        assert_eq!(result["valid"], "unknown");
+        result["reason"].as_str().unwrap_or_default().to_string()
+    };
+    // The process holds a few MB before searching; 64 MB of resident memory is soon passed.
+    assert_eq!(lin(&["--memory-limit", "64"]), "memory limit");
+    assert_eq!(lin(&["--time-limit", "0.3"]), "time limit");
+    let out = run(&["lin", &hard, "--model", "counter", "--memory-limit", "0"]);
+    assert_eq!(out.status.code(), Some(254), "{out:?}");
+}

@@ -175,6 +175,7 @@ fn main() {
         }
     }
     kv_rows();
+    hard_counter(60);
     println!();
     for (set, (check_time, read_time)) in totals {
         println!(
@@ -220,7 +221,6 @@ fn kv_rows() {
             for all_partitions in [false, true] {
                 let options = LinOptions {
                     time_limit: Some(Duration::from_secs(60)),
-                    memory_limit: 1 << 30,
                     all_partitions,
                     ..LinOptions::default()
                 };
@@ -245,6 +245,37 @@ fn kv_rows() {
                 );
             }
         }
+    }
+}
+
+/// A history hard for any search: `adds` concurrent adds of distinct amounts, then a read of
+/// a sum no subset makes, so every subset must be tried; written to
+/// `target/lin-bench/hard-counter.jsonl` for `checker lin --time-limit` and `--memory-limit`.
+fn hard_counter(adds: u64) {
+    let mut ops = Vec::new();
+    let mut push = |process: u64, kind: OpType, f: F, value: Value| {
+        let mut op = Op::new(
+            Process::Client(process),
+            kind,
+            f,
+            Some("c/hard".into()),
+            value,
+        );
+        op.index = ops.len() as u64;
+        ops.push(op);
+    };
+    for p in 0..adds {
+        push(p, OpType::Invoke, F::Add, json!(p + 1));
+    }
+    push(adds, OpType::Invoke, F::Read, Value::Null);
+    push(adds, OpType::Ok, F::Read, json!(adds * (adds + 1)));
+    for p in 0..adds {
+        push(p, OpType::Ok, F::Add, json!(p + 1));
+    }
+    let out = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/lin-bench");
+    if let Ok(file) = std::fs::File::create(out.join("hard-counter.jsonl")) {
+        let mut writer = JsonlWriter::new(std::io::BufWriter::new(file), &out);
+        let _ = ops.iter().try_for_each(|op| writer.write(op));
     }
 }
 

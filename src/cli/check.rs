@@ -13,7 +13,7 @@ use checkers::Validity;
 use clap::Args;
 use std::io::Write;
 use std::path::PathBuf;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// What `check` and `lin` accept of a history.
 #[derive(Debug, Args)]
@@ -76,6 +76,11 @@ pub struct LinArgs {
     /// Give up after this many seconds: the answer is then unknown.
     #[arg(long)]
     pub time_limit: Option<f64>,
+    /// Give up when the process's resident memory passes this many megabytes: the answer is
+    /// then unknown. Without it, what the process holds plus three quarters of the memory
+    /// the machine has available.
+    #[arg(long)]
+    pub memory_limit: Option<u64>,
     /// Search every partition to the end (within the time limit), instead of stopping at the
     /// first that is not linearizable.
     #[arg(long)]
@@ -146,6 +151,7 @@ pub fn check(args: CheckArgs) -> anyhow::Result<Validity> {
 
 /// `checker lin`: linearizability of any supported history against a model.
 pub fn lin(args: LinArgs) -> anyhow::Result<Validity> {
+    let start = Instant::now();
     let time_limit = match args.time_limit {
         Some(s) if !(s > 0.0 && s.is_finite()) => {
             return Err(BadInput::Usage(format!(
@@ -155,6 +161,13 @@ pub fn lin(args: LinArgs) -> anyhow::Result<Validity> {
         }
         s => s.map(Duration::from_secs_f64),
     };
+    let memory_limit = match args.memory_limit {
+        Some(0) => {
+            return Err(BadInput::Usage("--memory-limit must be at least 1 MB".into()).into())
+        }
+        Some(mb) => usize::try_from(mb.saturating_mul(1 << 20)).unwrap_or(usize::MAX),
+        None => linear::default_memory_limit(),
+    };
     let (ops, warnings) =
         read_history(&args.path, args.format, args.read.options()).map_err(BadInput::from)?;
     for warning in &warnings {
@@ -162,7 +175,9 @@ pub fn lin(args: LinArgs) -> anyhow::Result<Validity> {
     }
     let options = LinOptions {
         init: args.init.unwrap_or(linear::Val::Nil),
-        time_limit,
+        // The limit counts from the command's start: reading the file is part of it.
+        time_limit: time_limit.map(|t| t.saturating_sub(start.elapsed())),
+        memory_limit,
         reading: Reading {
             absent_is_zero: args.absent_is_zero,
         },

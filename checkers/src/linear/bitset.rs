@@ -64,10 +64,10 @@ impl Linearized {
     }
 
     /// A canonical, compact form of the set: `low` and the words from `low` to `high`.
-    pub fn key(&self) -> (usize, Box<[u64]>) {
+    pub fn key(&self) -> (usize, &[u64]) {
         let from = self.low / 64;
         let to = self.high.div_ceil(64).max(from);
-        (self.low, self.words[from..to].into())
+        (self.low, &self.words[from..to])
     }
 }
 

@@ -5,17 +5,20 @@
 //! memory answers unknown.
 
 mod bitset;
+mod cache;
 mod events;
 mod explain;
 mod model;
 pub mod models;
 mod prepare;
+mod resident;
 mod search;
 mod symmetry;
 
 pub use explain::PartitionFailure;
 pub use model::{Model, ModelError, Val};
 pub use prepare::{partitions, LinOp, Partition};
+pub use resident::{default_memory_limit, resident_bytes};
 
 use crate::ideal::Reading;
 use crate::op::Op;
@@ -25,7 +28,7 @@ use search::{search, Limits, Verdict};
 use serde::{Deserialize, Serialize};
 use std::str::FromStr;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::Mutex;
+use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 /// How many failing partitions a result explains.
@@ -81,7 +84,8 @@ pub struct LinOptions {
     pub init: Val,
     /// Past this the answer is unknown.
     pub time_limit: Option<Duration>,
-    /// Bytes the search caches may hold together before the answer is unknown.
+    /// Bytes of resident memory the process may hold while searching (where the kernel does
+    /// not say, bytes the search caches may hold together) before the answer is unknown.
     pub memory_limit: usize,
     /// Threads searching partitions in parallel.
     pub threads: usize,
@@ -97,7 +101,7 @@ impl Default for LinOptions {
         LinOptions {
             init: Val::Nil,
             time_limit: None,
-            memory_limit: 4 << 30,
+            memory_limit: default_memory_limit(),
             threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
             reading: Reading::default(),
             all_partitions: false,
@@ -213,7 +217,9 @@ fn search_all<M: Model>(
     let memory_used = AtomicUsize::new(0);
     let cancelled = AtomicBool::new(false);
     let decided = AtomicBool::new(false);
+    let reason = OnceLock::new();
     let limits = Limits {
+        reason: &reason,
         deadline: options.time_limit.map(|t| Instant::now() + t),
         memory_limit: options.memory_limit,
         memory_used: &memory_used,

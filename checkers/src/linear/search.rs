@@ -5,18 +5,20 @@
 //! read-only op that can be linearized is linearized at once with no alternative tried.
 
 use super::bitset::Linearized;
+use super::cache::Cache;
 use super::events::Events;
 use super::model::Model;
 use super::prepare::LinOp;
+use super::resident::resident_bytes;
 use super::symmetry::Classes;
 use rustc_hash::FxHasher;
-use std::collections::HashSet;
-use std::hash::{BuildHasherDefault, Hash, Hasher};
+use std::hash::{Hash, Hasher};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::OnceLock;
 use std::time::Instant;
 
 /// How often (in search steps) the time and memory limits are looked at.
-const CHECK_EVERY: u64 = 4096;
+const CHECK_EVERY: u64 = 1024;
 
 /// How many pending reads, earliest return first, a new state is tested against.
 const DEAD_END_READS: usize = 4;
@@ -28,12 +30,15 @@ const DEAD_END_WALK: usize = 512;
 pub struct Limits<'a> {
     /// Past this instant the answer is unknown.
     pub deadline: Option<Instant>,
-    /// Bytes the caches of all searches may hold together.
+    /// Bytes of resident memory the process may hold (where the kernel does not say, the
+    /// bytes the caches of all searches may hold together).
     pub memory_limit: usize,
-    /// Bytes they hold now.
+    /// Bytes the caches of all searches hold now.
     pub memory_used: &'a AtomicUsize,
     /// Set when any search gives up, so the others stop too.
     pub cancelled: &'a AtomicBool,
+    /// Why the first search that gave up did.
+    pub reason: &'a OnceLock<&'static str>,
     /// Set when a partition is found not linearizable and the others need not be searched.
     pub decided: &'a AtomicBool,
 }
@@ -54,27 +59,6 @@ pub enum Verdict {
     NotSearched,
 }
 
-/// A cached (linearized set, state) pair, hashed once when made.
-struct Seen<S> {
-    hash: u64,
-    set: (usize, Box<[u64]>),
-    state: S,
-}
-
-impl<S> Hash for Seen<S> {
-    fn hash<H: Hasher>(&self, h: &mut H) {
-        h.write_u64(self.hash);
-    }
-}
-
-impl<S: Eq> PartialEq for Seen<S> {
-    fn eq(&self, other: &Self) -> bool {
-        self.hash == other.hash && self.set == other.set && self.state == other.state
-    }
-}
-
-impl<S: Eq> Eq for Seen<S> {}
-
 /// One linearized op on the search's stack.
 struct Frame<S> {
     /// The op's call entry.
@@ -93,8 +77,10 @@ struct Search<'a, M: Model> {
     events: Events,
     classes: Classes,
     linearized: Linearized,
-    cache: HashSet<Seen<M::State>, BuildHasherDefault<FxHasher>>,
+    cache: Cache<M::State>,
     held: usize,
+    /// Why the search must stop, once it must.
+    gave_up: Option<&'static str>,
     stack: Vec<Frame<M::State>>,
     state: M::State,
     longest: Vec<usize>,
@@ -114,8 +100,9 @@ impl<'a, M: Model> Search<'a, M> {
             events,
             classes,
             linearized: Linearized::new(ops.len()),
-            cache: HashSet::default(),
+            cache: Cache::new(),
             held: 0,
+            gave_up: None,
             stack: Vec::new(),
             state: model.init(key),
             longest: Vec::new(),
@@ -155,18 +142,27 @@ impl<'a, M: Model> Search<'a, M> {
         self.linearized.set(op);
         let mut h = FxHasher::default();
         next_state.hash(&mut h);
-        let seen = Seen {
-            hash: self.linearized.hash() ^ h.finish(),
-            set: self.linearized.key(),
-            state: next_state.clone(),
-        };
-        let bytes = seen.set.1.len() * 8 + std::mem::size_of::<Seen<M::State>>() + 16;
-        if !self.cache.insert(seen) {
+        let key = self.linearized.key();
+        let growth = self.cache.next_growth(key.1.len());
+        if growth > 0 && memory_over(limits, growth) {
+            self.gave_up = Some("memory limit");
             self.linearized.clear(op);
             return false;
         }
-        self.held += bytes;
-        limits.memory_used.fetch_add(bytes, Ordering::Relaxed);
+        if !self
+            .cache
+            .insert(self.linearized.hash() ^ h.finish(), key, &next_state)
+        {
+            self.linearized.clear(op);
+            return false;
+        }
+        let bytes = self.cache.bytes();
+        if bytes != self.held {
+            limits
+                .memory_used
+                .fetch_add(bytes - self.held, Ordering::Relaxed);
+            self.held = bytes;
+        }
         let state = std::mem::replace(&mut self.state, next_state);
         self.stack.push(Frame {
             entry,
@@ -240,6 +236,9 @@ impl<'a, M: Model> Search<'a, M> {
         let mut steps = 0u64;
         loop {
             steps += 1;
+            if let Some(reason) = self.gave_up {
+                return Verdict::Unknown(give_up(limits, reason));
+            }
             if steps.is_multiple_of(CHECK_EVERY) {
                 if limits.decided.load(Ordering::Relaxed) {
                     return Verdict::NotSearched;
@@ -300,23 +299,48 @@ pub fn search<M: Model>(
     ops: &[LinOp<M::Input>],
     limits: &Limits,
 ) -> Verdict {
+    if limits.decided.load(Ordering::Relaxed) {
+        return Verdict::NotSearched;
+    }
+    if let Some(reason) = over_limits(limits) {
+        return Verdict::Unknown(reason);
+    }
     let mut search = Search::new(model, key, ops);
     let verdict = search.run(limits);
     limits.memory_used.fetch_sub(search.held, Ordering::Relaxed);
     verdict
 }
 
+/// Whether the process's resident memory (or, where the kernel does not say, the caches'
+/// bytes) plus `extra` bytes about to be allocated passes the limit.
+fn memory_over(limits: &Limits, extra: usize) -> bool {
+    let used = resident_bytes().unwrap_or_else(|| limits.memory_used.load(Ordering::Relaxed));
+    used.saturating_add(extra) > limits.memory_limit
+}
+
+/// Why the search must give up now, if it must.
 fn over_limits(limits: &Limits) -> Option<&'static str> {
     if limits.cancelled.load(Ordering::Relaxed) {
-        return Some("another partition gave up");
+        return Some(
+            limits
+                .reason
+                .get()
+                .copied()
+                .unwrap_or("another partition gave up"),
+        );
     }
-    let reason = if limits.deadline.is_some_and(|d| Instant::now() >= d) {
-        "time limit"
-    } else if limits.memory_used.load(Ordering::Relaxed) > limits.memory_limit {
-        "memory limit"
+    if limits.deadline.is_some_and(|d| Instant::now() >= d) {
+        Some(give_up(limits, "time limit"))
+    } else if memory_over(limits, 0) {
+        Some(give_up(limits, "memory limit"))
     } else {
-        return None;
-    };
+        None
+    }
+}
+
+/// Stops every search for `reason`, which is kept as the reason unless another came first.
+fn give_up(limits: &Limits, reason: &'static str) -> &'static str {
+    let first = *limits.reason.get_or_init(|| reason);
     limits.cancelled.store(true, Ordering::Relaxed);
-    Some(reason)
+    first
 }
