@@ -2,6 +2,7 @@
 //! enumeration of every order, on small histories of gets, puts and appends whose values
 //! overlap on purpose ("a", "b", "ab"), so a text can be seen by accident.
 
+use crate::peer_histories::sub_history;
 use checkers::linear::{check, LinOptions, ModelKind};
 use checkers::{Op, OpType, Process, Validity, F};
 use proptest::prelude::*;
@@ -56,11 +57,30 @@ fn history(specs: &[KvSpec]) -> Vec<Op> {
 /// Whether some order of the ops, each after every op that returned before its call, with
 /// unknown outcomes free to never happen, explains every get.
 fn brute_force(specs: &[KvSpec]) -> bool {
+    brute_force_from(specs, String::new())
+}
+
+fn brute_force_from(specs: &[KvSpec], init: String) -> bool {
     let live: Vec<&KvSpec> = specs
         .iter()
         .filter(|s| s.f != "get" || s.ret.is_some())
         .collect();
-    explore(&live, &mut vec![false; live.len()], String::new())
+    explore(&live, &mut vec![false; live.len()], init)
+}
+
+/// Whether some initial value makes the ops linearizable: the first get an order reaches
+/// sees the initial value followed by appends, so every prefix of a get's value is tried.
+fn linearizable_from_some_value(specs: &[KvSpec]) -> bool {
+    let mut inits = vec![String::new()];
+    for s in specs.iter().filter(|s| s.f == "get") {
+        inits.extend(
+            s.value
+                .char_indices()
+                .map(|(i, _)| s.value[..i].to_string()),
+        );
+        inits.push(s.value.to_string());
+    }
+    inits.into_iter().any(|init| brute_force_from(specs, init))
 }
 
 fn explore(ops: &[&KvSpec], used: &mut [bool], state: String) -> bool {
@@ -161,4 +181,69 @@ fn an_append_no_get_saw_still_ends_the_values_gets_can_see() {
     ];
     let result = check(ModelKind::Kv, &history(&unknown), &LinOptions::default()).expect("ops");
     assert_eq!(result.valid, Validity::Valid);
+}
+
+#[path = "../benches/support/kv_histories.rs"]
+mod kv_histories;
+
+/// A history's ops as specs: each invoke with its completion (`value` leaked: tests only).
+fn specs_of(history: &[Op]) -> Vec<KvSpec> {
+    let mut specs = Vec::new();
+    for (at, call) in history.iter().enumerate() {
+        if call.kind != OpType::Invoke {
+            continue;
+        }
+        let done = history[at + 1..]
+            .iter()
+            .find(|op| op.process == call.process);
+        let value = match (call.f.as_str(), done) {
+            ("get", Some(d)) => d.value.as_str(),
+            _ => call.value.as_str(),
+        };
+        specs.push(KvSpec {
+            f: match call.f.as_str() {
+                "get" => "get",
+                "put" => "put",
+                _ => "append",
+            },
+            value: Box::leak(value.unwrap_or_default().to_string().into_boxed_str()),
+            call: call.index,
+            ret: done.filter(|d| d.kind == OpType::Ok).map(|d| d.index),
+        });
+    }
+    specs
+}
+
+#[test]
+fn a_generated_stale_read_has_a_core_that_fails_alone_and_needs_every_op() {
+    for seed in 1..=6 {
+        let plan = kv_histories::KvPlan {
+            clients: 10,
+            keys: 3,
+            ops_per_client: 30,
+            violation: true,
+            seed,
+        };
+        let (history, stale_key) = kv_histories::kv_history(plan);
+        let result = check(ModelKind::Kv, &history, &LinOptions::default()).expect("ops");
+        assert_eq!(result.valid, Validity::Invalid, "seed {seed}");
+        let failure = &result.failures[0];
+        assert_eq!(failure.key, stale_key, "seed {seed}");
+        assert!(failure.core_minimal, "seed {seed}");
+        let core = specs_of(&sub_history(&history, &failure.core));
+        assert_eq!(core.len(), failure.core.len());
+        assert!(
+            !linearizable_from_some_value(&core),
+            "seed {seed}: {core:?}"
+        );
+        for i in 0..core.len() {
+            let mut less = core.clone();
+            less.remove(i);
+            assert!(
+                linearizable_from_some_value(&less),
+                "seed {seed}: without {:?} still not linearizable: {less:?}",
+                core[i]
+            );
+        }
+    }
 }

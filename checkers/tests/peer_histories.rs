@@ -135,3 +135,55 @@ fn counter_histories_get_their_verdict_from_the_accuracy_checker_too() {
         assert_eq!(with_read(ok_adds - 1).undercount.max, 1);
     }
 }
+
+/// The ops of `history` whose invokes are at `calls`, with their completions.
+pub fn sub_history(history: &[Op], calls: &[u64]) -> Vec<Op> {
+    let mut keep = vec![false; history.len()];
+    for &call in calls {
+        let at = history
+            .iter()
+            .position(|op| op.index == call)
+            .expect("a core op is in the history");
+        keep[at] = true;
+        let process = &history[at].process;
+        if let Some(done) = history[at + 1..]
+            .iter()
+            .position(|op| op.process == *process)
+        {
+            keep[at + 1 + done] = true;
+        }
+    }
+    history
+        .iter()
+        .zip(keep)
+        .filter(|(_, k)| *k)
+        .map(|(op, _)| op.clone())
+        .collect()
+}
+
+#[test]
+fn every_invalid_peer_history_has_a_small_minimal_core_that_fails_on_its_own() {
+    for row in manifest().into_iter().filter(|r| !r.valid) {
+        let (ops, _) =
+            read_history(&row.path, Some(row.format), ReadOptions::default()).expect("readable");
+        let options = LinOptions {
+            init: row.init.clone(),
+            ..LinOptions::default()
+        };
+        let result = check(row.model, &ops, &options).expect("checkable");
+        let failure = &result.failures[0];
+        let name = row.path.display();
+        assert!(failure.core_minimal, "{name}: {failure:?}");
+        assert!(
+            (1..=12).contains(&failure.core.len()),
+            "{name}: a core of {} ops",
+            failure.core.len()
+        );
+        assert!(failure
+            .because
+            .starts_with(&format!("These {} ops", failure.core.len())));
+        let core = sub_history(&ops, &failure.core);
+        let alone = check(row.model, &core, &options).expect("checkable");
+        assert_eq!(alone.valid, Validity::Invalid, "{name}: the core alone");
+    }
+}

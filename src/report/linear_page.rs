@@ -207,6 +207,7 @@ pub fn render(history: &[Op], result: &LinResult, failure: &PartitionFailure) ->
             );
         }
     }
+    let core = core_section(&pairs, failure, last);
     let key = failure.key.as_deref().unwrap_or("(the whole history)");
     let failing = failure
         .failing_op
@@ -226,6 +227,8 @@ pub fn render(history: &[Op], result: &LinResult, failure: &PartitionFailure) ->
 <body>
 <div class="banner"><h1>Not linearizable: {key_e}</h1>
 <p>Model <b>{model}</b>. {illegal} of {keys} partitions cannot be ordered. In this one ({ops} ops), the longest linearizable prefix has <b>{prefix}</b> ops, after which the {model} holds <b>{state}</b>; {failing} cannot follow it: no order of the ops around it, each taking effect between its call and its return, explains what they returned.</p></div>
+{core}
+<h2>The whole partition around the failure</h2>
 <p class="legend"><span><i class="sw" style="background:#2ca02c"></i>linearized, numbered in order</span><span><i class="sw" style="background:#d62728"></i>the op that cannot be linearized</span><span><i class="sw" style="background:#9e9e9e"></i>not linearized</span><span>dashed, to the right edge: outcome unknown (may take effect any time after its call)</span><span>dotted: failed (did not take effect)</span></p>
 <p>History positions {lo} to {hi}; hover an op for its index.</p>
 <div class="timeline">{svg}</div>
@@ -241,6 +244,67 @@ pub fn render(history: &[Op], result: &LinResult, failure: &PartitionFailure) ->
         ops = failure.ops,
         prefix = failure.linearized.len(),
         state = escape(&failure.state),
+    )
+}
+
+/// The core first: its ops on a timeline of their own, one row each, the events in order
+/// (spaced evenly, not to scale), and the sentence that says why they cannot be ordered.
+fn core_section(pairs: &HashMap<u64, Drawn>, failure: &PartitionFailure, last: u64) -> String {
+    let ops: Vec<&Drawn> = failure.core.iter().filter_map(|i| pairs.get(i)).collect();
+    if ops.is_empty() {
+        return String::new();
+    }
+    let mut events: Vec<u64> = ops
+        .iter()
+        .flat_map(|d| [d.call.index, d.end(last)])
+        .collect();
+    events.sort_unstable();
+    events.dedup();
+    let rank = |i: u64| events.partition_point(|&e| e < i);
+    let (gap, left) = (70.0, 150.0);
+    let width = left + events.len() as f64 * gap + 40.0;
+    let height = 20.0 + ops.len() as f64 * ROW;
+    let mut svg = format!(
+        r#"<svg width="{width}" height="{height}" font-family="sans-serif" font-size="12">"#
+    );
+    for (row, d) in ops.iter().enumerate() {
+        let y = 10.0 + row as f64 * ROW;
+        let x0 = left + rank(d.call.index) as f64 * gap;
+        let x1 = if d.open_ended() {
+            width - 10.0
+        } else {
+            left + rank(d.end(last)) as f64 * gap + 10.0
+        };
+        let dash = if d.open_ended() { "5 3" } else { "none" };
+        let _ = write!(
+            svg,
+            r##"<g><title>invoke {} · completion {}</title><text x="4" y="{}">process {}</text><rect x="{x0}" y="{y}" width="{}" height="{}" rx="3" fill="#ff7f0e" fill-opacity="0.25" stroke="#ff7f0e" stroke-dasharray="{dash}"/><text x="{}" y="{}">[{}] {}</text></g>"##,
+            d.call.index,
+            d.done
+                .map_or("unknown".to_string(), |c| c.index.to_string()),
+            y + 16.0,
+            escape(&d.call.process.to_string()),
+            (x1 - x0).max(4.0),
+            ROW - 8.0,
+            x0 + 3.0,
+            y + 16.0,
+            d.call.index,
+            escape(&d.label()),
+        );
+    }
+    svg.push_str("</svg>");
+    let caveat = if failure.core_minimal {
+        "Removing any one of them leaves ops that can be ordered."
+    } else {
+        "The search for a smaller core ran out of its budget: this one may not be minimal."
+    };
+    format!(
+        r#"<h2>The core: {n} {ops_word} that cannot be ordered</h2>
+<p class="because">{because} {caveat}</p>
+<div class="timeline">{svg}</div>"#,
+        n = ops.len(),
+        ops_word = if ops.len() == 1 { "op" } else { "ops" },
+        because = escape(&failure.because),
     )
 }
 
@@ -280,6 +344,16 @@ mod tests {
         );
         assert!(
             !page.contains("http://") && !page.contains("https://") && !page.contains("<script")
+        );
+        // The core comes first: the counter starts absent, so the read of 1 alone cannot
+        // take effect (the adds are not needed to show it).
+        let core_at = page
+            .find("The core: 1 op that cannot")
+            .expect("a core section");
+        assert!(core_at < page.find("The whole partition").expect("context"));
+        assert!(
+            page.contains("This op cannot take effect on its own: starting from absent, [4] p2 read → 1 cannot."),
+            "{page}"
         );
     }
 }

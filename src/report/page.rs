@@ -300,15 +300,17 @@ fn findings_section(out: &mut String, report: &Report, focus: &mut Vec<u64>) {
         .filter(|l| !l.failures.is_empty())
     {
         any = true;
-        out.push_str("<h3>Not linearizable</h3>\n<table>\n<tr><th>key</th><th>longest linearizable prefix</th><th>state it leaves</th><th>op that cannot follow</th></tr>\n");
+        out.push_str("<h3>Not linearizable</h3>\n<table>\n<tr><th>key</th><th>why: a minimal core of ops that cannot be ordered</th><th>core ops</th><th>longest linearizable prefix</th><th>op that cannot follow</th></tr>\n");
         for failure in lin.failures.iter().take(FINDINGS_SHOWN) {
+            let core: Vec<String> = failure.core.iter().map(|&i| link(i, focus)).collect();
             let _ = writeln!(
                 out,
-                "<tr><td>{}</td><td class=\"num\">{} of {}</td><td>{}</td><td>{}</td></tr>",
+                "<tr><td>{}</td><td>{}</td><td>{}</td><td class=\"num\">{} of {}</td><td>{}</td></tr>",
                 escape(failure.key.as_deref().unwrap_or("the history")),
+                escape(&failure.because),
+                core.join(" "),
                 failure.linearized.len(),
                 failure.ops,
-                escape(&failure.state),
                 failure
                     .failing_op
                     .map(|i| link(i, focus))

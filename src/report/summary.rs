@@ -306,6 +306,20 @@ fn lin_lines(out: &mut String, lin: &LinResult, page: Option<&Path>) {
         lin.reason.as_deref().map(|r| format!(" (gave up: {r})")).unwrap_or_default(),
     );
     for failure in lin.failures.iter().take(WORST_SHOWN) {
+        if !failure.because.is_empty() {
+            let _ = writeln!(
+                out,
+                "    {}: {} (core: indices {:?}{})",
+                failure.key.as_deref().unwrap_or("the history"),
+                failure.because,
+                failure.core,
+                if failure.core_minimal {
+                    ""
+                } else {
+                    "; may not be minimal"
+                },
+            );
+        }
         let _ = writeln!(
             out,
             "    {}: longest linearizable prefix {} of {} ops, leaving the state {}; the op invoked at index {} cannot follow it; look at indices {:?}",

@@ -1,9 +1,15 @@
 //! Why a partition is not linearizable: its longest linearizable prefix, the op that cannot
-//! follow it, and the window of ops around that op.
+//! follow it, the window of ops around that op, and a minimal core of ops that cannot be
+//! ordered, said in a sentence.
 
+use super::core::Core;
 use super::model::Model;
-use super::prepare::Partition;
+use super::prepare::{LinOp, Partition};
+use super::search::{search, Limits, Verdict};
+use crate::op::{Op, OpType};
 use serde::{Deserialize, Serialize};
+use std::sync::atomic::{AtomicBool, AtomicUsize};
+use std::sync::OnceLock;
 
 /// One partition that no order explains.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -23,20 +29,29 @@ pub struct PartitionFailure {
     /// The invoke indices of the ops to look at: the failing op, every op concurrent with it,
     /// and the last linearized op that returned before it was called.
     pub window: Vec<u64>,
+    /// A smallest set of the partition's ops that is not linearizable on its own, as the
+    /// history indices of their invokes: removing any one of them makes it linearizable.
+    #[serde(default)]
+    pub core: Vec<u64>,
+    /// Whether the core is known to be minimal; `false` when its budget ran out first.
+    #[serde(default)]
+    pub core_minimal: bool,
+    /// Why the core's ops cannot be ordered, in a sentence.
+    #[serde(default)]
+    pub because: String,
 }
 
 /// Explains a failed search from the longest linearization it found.
 pub fn explain<M: Model>(
     model: &M,
     part: &Partition<M::Input>,
+    from: M::State,
     longest: &[usize],
 ) -> PartitionFailure {
     let ops = &part.ops;
     let state = longest
         .iter()
-        .try_fold(model.init(part.key.as_deref()), |state, &i| {
-            model.step(&state, &ops[i].input)
-        })
+        .try_fold(from, |state, &i| model.step(&state, &ops[i].input))
         .map_or_else(|| "(not reachable)".to_string(), |s| model.describe(&s));
     let mut in_longest = vec![false; ops.len()];
     for &i in longest {
@@ -70,5 +85,115 @@ pub fn explain<M: Model>(
         state,
         failing_op: failing.map(|f| ops[f].call),
         window,
+        core: Vec::new(),
+        core_minimal: false,
+        because: String::new(),
+    }
+}
+
+/// Adds the core to a failure, with the sentence that says why its ops cannot be ordered.
+pub fn add_core<M: Model>(
+    failure: &mut PartitionFailure,
+    model: &M,
+    part: &Partition<M::Input>,
+    core: &Core<M::State>,
+    history: &[Op],
+) {
+    let ops: Vec<LinOp<M::Input>> = core.ops.iter().map(|&i| part.ops[i].clone()).collect();
+    failure.core = ops.iter().map(|op| op.call).collect();
+    failure.core_minimal = core.minimal;
+    let (used, cancelled, decided, reason) = (
+        AtomicUsize::new(0),
+        AtomicBool::new(false),
+        AtomicBool::new(false),
+        OnceLock::new(),
+    );
+    let limits = Limits {
+        deadline: None,
+        memory_limit: usize::MAX,
+        memory_used: &used,
+        cancelled: &cancelled,
+        decided: &decided,
+        reason: &reason,
+    };
+    // A core is a handful of ops: its search is immediate.
+    let Verdict::NotLinearizable { longest } = search(model, core.from.clone(), &ops, &limits)
+    else {
+        return;
+    };
+    let core_part = Partition {
+        key: part.key.clone(),
+        ops,
+    };
+    let start = model.describe(&core.from);
+    let why = explain(model, &core_part, core.from.clone(), &longest);
+    let said = |calls: &[u64]| {
+        calls
+            .iter()
+            .map(|&c| describe_op(history, c))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let n = failure.core.len();
+    failure.because = match (&why.failing_op, why.linearized.is_empty()) {
+        (Some(f), true) if n == 1 => format!(
+            "This op cannot take effect on its own: starting from {start}, {} cannot.",
+            describe_op(history, *f)
+        ),
+        (stuck, _) => {
+            let ordered = if why.linearized.is_empty() {
+                format!("starting from {start}, not one of them can take effect first")
+            } else {
+                format!(
+                    "starting from {start}, at most {} of them can take effect in order ({}), \
+                     leaving {}",
+                    why.linearized.len(),
+                    said(&why.linearized),
+                    why.state
+                )
+            };
+            let stuck = stuck.map_or(String::new(), |f| {
+                format!(", and then {} cannot", describe_op(history, f))
+            });
+            format!(
+                "These {n} ops cannot be ordered, each taking effect between its call and its \
+                 return: {ordered}{stuck}; no other order gets further."
+            )
+        }
+    };
+}
+
+/// An op in words: its index, process, call and result, e.g. `[12] p3 read → 5`.
+fn describe_op(history: &[Op], call: u64) -> String {
+    let Some(invoke) = find(history, call) else {
+        return format!("[{call}]");
+    };
+    let mut text = format!("[{call}] p{} {}", invoke.process, invoke.f.as_str());
+    if !invoke.value.is_null() {
+        text.push_str(&format!(" {}", invoke.value));
+    }
+    let done = history[position(history, call).unwrap_or(0)..]
+        .iter()
+        .skip(1)
+        .find(|op| op.process == invoke.process);
+    match done {
+        Some(d) if d.kind == OpType::Ok && d.value != invoke.value => {
+            text.push_str(&format!(" → {}", d.value));
+        }
+        Some(d) if d.kind == OpType::Ok => {}
+        _ => text.push_str(" (outcome unknown)"),
+    }
+    text
+}
+
+/// The op with history index `index`.
+fn find(history: &[Op], index: u64) -> Option<&Op> {
+    position(history, index).map(|p| &history[p])
+}
+
+fn position(history: &[Op], index: u64) -> Option<usize> {
+    match history.get(index as usize) {
+        Some(op) if op.index == index => Some(index as usize),
+        _ => history.iter().position(|op| op.index == index),
     }
 }

@@ -6,6 +6,7 @@
 
 mod bitset;
 mod cache;
+mod core;
 mod events;
 mod explain;
 mod model;
@@ -33,6 +34,9 @@ use std::time::{Duration, Instant};
 
 /// How many failing partitions a result explains.
 const FAILURES_EXPLAINED: usize = 10;
+
+/// The most time spent looking for the cores of the failures explained, within the limit.
+const CORE_BUDGET: Duration = Duration::from_secs(10);
 
 /// The models a history can be checked against, by name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -169,12 +173,13 @@ pub fn check_model<M: Model>(
     options: &LinOptions,
 ) -> Result<LinResult, ModelError> {
     let start = Instant::now();
+    let deadline = options.time_limit.map(|t| start + t);
     let mut parts = partitions(model, history)?;
     let models: Vec<M> = parts
         .iter_mut()
         .map(|p| model.for_partition(&mut p.ops))
         .collect();
-    let verdicts = search_all(&models, &parts, options);
+    let verdicts = search_all(&models, &parts, options, deadline);
     let mut result = LinResult {
         keys: parts.len(),
         ops: parts.iter().map(|p| p.ops.len()).sum(),
@@ -186,7 +191,13 @@ pub fn check_model<M: Model>(
             Verdict::NotLinearizable { longest } => {
                 result.illegal_keys += 1;
                 if result.failures.len() < FAILURES_EXPLAINED {
-                    result.failures.push(explain::explain(model, part, longest));
+                    let mut failure = explain::explain(model, part, init(model, part), longest);
+                    let until = Instant::now() + CORE_BUDGET;
+                    let until = deadline.map_or(until, |d| d.min(until));
+                    let start = init(model, part);
+                    let core = core::core(model, start, &part.ops, until, options.memory_limit);
+                    explain::add_core(&mut failure, model, part, &core, history);
+                    result.failures.push(failure);
                 }
             }
             Verdict::Unknown(reason) => {
@@ -207,12 +218,18 @@ pub fn check_model<M: Model>(
     Ok(result)
 }
 
+/// The state partition `part` starts in.
+fn init<M: Model>(model: &M, part: &Partition<M::Input>) -> M::State {
+    model.init(part.key.as_deref())
+}
+
 /// Searches the partitions (each with its own model), biggest first, on `options.threads` threads; once one is not
 /// linearizable the others stop (are not searched), unless `options.all_partitions`.
 fn search_all<M: Model>(
     models: &[M],
     parts: &[Partition<M::Input>],
     options: &LinOptions,
+    deadline: Option<Instant>,
 ) -> Vec<Verdict> {
     let memory_used = AtomicUsize::new(0);
     let cancelled = AtomicBool::new(false);
@@ -220,7 +237,7 @@ fn search_all<M: Model>(
     let reason = OnceLock::new();
     let limits = Limits {
         reason: &reason,
-        deadline: options.time_limit.map(|t| Instant::now() + t),
+        deadline,
         memory_limit: options.memory_limit,
         memory_used: &memory_used,
         cancelled: &cancelled,
@@ -238,8 +255,12 @@ fn search_all<M: Model>(
                     if decided.load(Ordering::Relaxed) {
                         break;
                     }
-                    let verdict =
-                        search(&models[i], parts[i].key.as_deref(), &parts[i].ops, &limits);
+                    let verdict = search(
+                        &models[i],
+                        init(&models[i], &parts[i]),
+                        &parts[i].ops,
+                        &limits,
+                    );
                     let illegal = matches!(verdict, Verdict::NotLinearizable { .. });
                     if illegal && !options.all_partitions {
                         decided.store(true, Ordering::Relaxed);

@@ -74,7 +74,7 @@ pub trait Model: Sync + Clone {
     /// The state of the object; the search caches (linearized set, state) pairs.
     type State: Clone + Eq + Hash + Send + Sync + std::fmt::Debug;
     /// One operation: its call and, when known, what it returned.
-    type Input: Send + Sync + Eq + Hash + std::fmt::Debug;
+    type Input: Clone + Send + Sync + Eq + Hash + std::fmt::Debug;
 
     /// The state of partition `partition` (see `partition`) before any operation.
     fn init(&self, partition: Option<&str>) -> Self::State;
@@ -83,6 +83,12 @@ pub trait Model: Sync + Clone {
     /// checked together, partitions separately (P-compositionality).
     fn partition(&self, call: &Op) -> Option<String> {
         call.key.clone()
+    }
+
+    /// A state that stands for every state the object could start in, if the model has
+    /// one: a witness that holds from it does not depend on the initial value (`core`).
+    fn any_state(&self) -> Option<Self::State> {
+        None
     }
 
     /// Builds an op from its invoke and its ok completion (`None` when the outcome is

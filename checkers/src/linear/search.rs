@@ -90,7 +90,7 @@ struct Search<'a, M: Model> {
 }
 
 impl<'a, M: Model> Search<'a, M> {
-    fn new(model: &'a M, key: Option<&str>, ops: &'a [LinOp<M::Input>]) -> Self {
+    fn new(model: &'a M, init: M::State, ops: &'a [LinOp<M::Input>]) -> Self {
         let events = Events::new(ops);
         let mut classes = Classes::new(ops);
         classes.refresh(&events, ops);
@@ -104,7 +104,7 @@ impl<'a, M: Model> Search<'a, M> {
             held: 0,
             gave_up: None,
             stack: Vec::new(),
-            state: model.init(key),
+            state: init,
             longest: Vec::new(),
             at_peak: false,
             before: Vec::new(),
@@ -292,10 +292,11 @@ impl<'a, M: Model> Search<'a, M> {
     }
 }
 
-/// Decides whether the ops of one partition are linearizable with respect to `model`.
+/// Decides whether the ops of one partition are linearizable with respect to `model`, from
+/// the state `init`.
 pub fn search<M: Model>(
     model: &M,
-    key: Option<&str>,
+    init: M::State,
     ops: &[LinOp<M::Input>],
     limits: &Limits,
 ) -> Verdict {
@@ -305,7 +306,7 @@ pub fn search<M: Model>(
     if let Some(reason) = over_limits(limits) {
         return Verdict::Unknown(reason);
     }
-    let mut search = Search::new(model, key, ops);
+    let mut search = Search::new(model, init, ops);
     let verdict = search.run(limits);
     limits.memory_used.fetch_sub(search.held, Ordering::Relaxed);
     verdict

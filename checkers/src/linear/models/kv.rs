@@ -27,9 +27,17 @@ pub struct KvModel {
     returned: Option<Arc<[Arc<str>]>>,
 }
 
-/// A key's value: `None` once it is one that no get of the partition returned or can
-/// return after more appends.
-pub type KvState = Option<Arc<str>>;
+/// A key's value, as the search needs to know it.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum KvState {
+    /// This value.
+    Value(Arc<str>),
+    /// A value no get of the partition returned, nor one that starts with it.
+    Unseen,
+    /// Some value that ends with this text: the initial value left open (`any_state`),
+    /// followed by the appends since.
+    EndsWith(Arc<str>),
+}
 
 impl KvModel {
     /// The state for `value`: `None` when no get of the partition returned it or a value
@@ -41,13 +49,14 @@ impl KvModel {
     /// are one state, and the orders of appends that led to them need be tried only once.
     fn state(&self, value: Arc<str>) -> KvState {
         let Some(returned) = &self.returned else {
-            return Some(value);
+            return KvState::Value(value);
         };
         let at = returned.partition_point(|g| **g < *value);
-        returned
-            .get(at)
-            .is_some_and(|g| g.starts_with(&*value))
-            .then_some(value)
+        if returned.get(at).is_some_and(|g| g.starts_with(&*value)) {
+            KvState::Value(value)
+        } else {
+            KvState::Unseen
+        }
     }
 }
 
@@ -67,7 +76,11 @@ impl Model for KvModel {
     type Input = KvInput;
 
     fn init(&self, _partition: Option<&str>) -> KvState {
-        Some("".into())
+        KvState::Value("".into())
+    }
+
+    fn any_state(&self) -> Option<KvState> {
+        Some(KvState::EndsWith("".into()))
     }
 
     fn input(&self, call: &Op, ret: Option<&Op>) -> Result<Option<KvInput>, ModelError> {
@@ -129,16 +142,21 @@ impl Model for KvModel {
         KvModel { returned }
     }
 
+    /// A hidden write leaves `Unseen` whatever the value was: its text is in no get.
     fn step(&self, state: &KvState, input: &KvInput) -> Option<KvState> {
-        match input {
-            KvInput::Get(v) => (state.as_ref() == Some(v)).then(|| state.clone()),
-            KvInput::Put(v) => Some(self.state(v.clone())),
-            KvInput::Append(v) => Some(
-                state
-                    .as_ref()
-                    .and_then(|s| self.state(format!("{s}{v}").into())),
-            ),
-            KvInput::Hidden => Some(None),
+        match (input, state) {
+            (KvInput::Get(v), KvState::Value(s)) => (s == v).then(|| state.clone()),
+            (KvInput::Get(_), KvState::Unseen) => None,
+            (KvInput::Get(v), KvState::EndsWith(s)) => {
+                v.ends_with(&**s).then(|| KvState::Value(v.clone()))
+            }
+            (KvInput::Put(v), _) => Some(self.state(v.clone())),
+            (KvInput::Append(v), KvState::Value(s)) => Some(self.state(format!("{s}{v}").into())),
+            (KvInput::Append(_), KvState::Unseen) => Some(KvState::Unseen),
+            (KvInput::Append(v), KvState::EndsWith(s)) => {
+                Some(KvState::EndsWith(format!("{s}{v}").into()))
+            }
+            (KvInput::Hidden, _) => Some(KvState::Unseen),
         }
     }
 
@@ -153,7 +171,12 @@ impl Model for KvModel {
         let KvInput::Get(v) = read else {
             return true;
         };
-        state.as_ref().is_some_and(|s| v.starts_with(&**s))
+        let follows = match state {
+            KvState::Value(s) => v.starts_with(&**s),
+            KvState::Unseen => false,
+            KvState::EndsWith(s) => v.contains(&**s),
+        };
+        follows
             || before
                 .iter()
                 .any(|i| matches!(i, KvInput::Put(w) if v.starts_with(&**w)))
@@ -161,8 +184,10 @@ impl Model for KvModel {
 
     fn describe(&self, state: &KvState) -> String {
         match state {
-            Some(s) => format!("{s:?}"),
-            None => "a value no get returned".to_string(),
+            KvState::Value(s) => format!("{s:?}"),
+            KvState::Unseen => "a value no get returned".to_string(),
+            KvState::EndsWith(s) if s.is_empty() => "any value".to_string(),
+            KvState::EndsWith(s) => format!("any value ending in {s:?}"),
         }
     }
 }

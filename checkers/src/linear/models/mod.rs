@@ -5,5 +5,5 @@ mod kv;
 mod register;
 
 pub use counter::{CounterInput, CounterModel};
-pub use kv::{KvInput, KvModel};
+pub use kv::{KvInput, KvModel, KvState};
 pub use register::{RegisterInput, RegisterModel};

@@ -36,11 +36,16 @@ pub struct RegisterModel {
 }
 
 impl Model for RegisterModel {
-    type State = Val;
+    /// The value held; `None`: any value, not yet seen (`any_state`).
+    type State = Option<Val>;
     type Input = RegisterInput;
 
-    fn init(&self, _partition: Option<&str>) -> Val {
-        self.init.clone()
+    fn init(&self, _partition: Option<&str>) -> Option<Val> {
+        Some(self.init.clone())
+    }
+
+    fn any_state(&self) -> Option<Option<Val>> {
+        Some(None)
     }
 
     fn partition(&self, _call: &Op) -> Option<String> {
@@ -84,8 +89,20 @@ impl Model for RegisterModel {
         })
     }
 
-    fn step(&self, state: &Val, input: &RegisterInput) -> Option<Val> {
-        match input {
+    fn step(&self, state: &Option<Val>, input: &RegisterInput) -> Option<Option<Val>> {
+        let Some(state) = state else {
+            // Any value: the first read or cas says which it was. A cas whose outcome is
+            // unknown may have failed, and then the value is still any but `from`: kept as
+            // any, which lets through more orders, never fewer.
+            return Some(match input {
+                RegisterInput::Write(v) | RegisterInput::Read(v) => Some(v.clone()),
+                RegisterInput::Cas {
+                    to, known: true, ..
+                } => Some(to.clone()),
+                RegisterInput::Cas { known: false, .. } => None,
+            });
+        };
+        let state = match input {
             RegisterInput::Write(v) => Some(v.clone()),
             RegisterInput::Read(v) => (v == state).then(|| state.clone()),
             RegisterInput::Cas { from, to, known } => {
@@ -98,7 +115,8 @@ impl Model for RegisterModel {
                     Some(state.clone())
                 }
             }
-        }
+        };
+        state.map(Some)
     }
 
     fn is_read_only(&self, input: &Self::Input) -> bool {
@@ -106,8 +124,13 @@ impl Model for RegisterModel {
     }
 
     /// Only a write or a compare-and-set of `v` makes the register hold `v`.
-    fn may_still_read(&self, state: &Val, read: &RegisterInput, before: &[&RegisterInput]) -> bool {
-        let RegisterInput::Read(v) = read else {
+    fn may_still_read(
+        &self,
+        state: &Option<Val>,
+        read: &RegisterInput,
+        before: &[&RegisterInput],
+    ) -> bool {
+        let (RegisterInput::Read(v), Some(state)) = (read, state) else {
             return true;
         };
         v == state
@@ -118,7 +141,9 @@ impl Model for RegisterModel {
             })
     }
 
-    fn describe(&self, state: &Val) -> String {
-        state.to_string()
+    fn describe(&self, state: &Option<Val>) -> String {
+        state
+            .as_ref()
+            .map_or_else(|| "any value".to_string(), Val::to_string)
     }
 }
