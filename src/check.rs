@@ -74,7 +74,6 @@ impl Target {
 pub fn run_lin_options() -> LinOptions {
     LinOptions {
         time_limit: Some(Duration::from_secs(60)),
-        memory_limit: 2 << 30,
         all_partitions: true,
         ..LinOptions::default()
     }

@@ -3,7 +3,7 @@
 //! debugging, Zeller's ddmin, over the partition, within a budget).
 
 use super::model::Model;
-use super::prepare::LinOp;
+use super::partition::LinOp;
 use super::search::{search, Limits, Verdict};
 use std::sync::atomic::{AtomicBool, AtomicUsize};
 use std::sync::OnceLock;

@@ -1,7 +1,7 @@
 //! The search's event list: every op's call and return in time order, doubly linked so that
 //! an op can be lifted out when it is linearized and put back in O(1) when the search backs up.
 
-use super::prepare::LinOp;
+use super::partition::LinOp;
 
 /// The event list: entry `2 * i` is op i's call, `2 * i + 1` its return, plus head and tail.
 pub struct Events {

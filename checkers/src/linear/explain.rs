@@ -4,7 +4,7 @@
 
 use super::core::Core;
 use super::model::Model;
-use super::prepare::{LinOp, Partition};
+use super::partition::{LinOp, Partition};
 use super::search::{search, Limits, Verdict};
 use crate::op::{Op, OpType};
 use serde::{Deserialize, Serialize};

@@ -11,6 +11,7 @@ mod events;
 mod explain;
 mod model;
 pub mod models;
+mod partition;
 mod prepare;
 mod resident;
 mod search;
@@ -18,7 +19,8 @@ mod symmetry;
 
 pub use explain::PartitionFailure;
 pub use model::{Model, ModelError, Val};
-pub use prepare::{partitions, LinOp, Partition};
+pub use partition::{LinOp, Partition};
+pub use prepare::partitions;
 pub use resident::{default_memory_limit, resident_bytes};
 
 use crate::ideal::Reading;

@@ -1,6 +1,6 @@
 //! What a model is to the linearizability search: plain data with a step function.
 
-use super::prepare::LinOp;
+use super::partition::LinOp;
 use crate::op::Op;
 use serde_json::Value;
 use std::hash::Hash;

@@ -8,7 +8,7 @@ use super::bitset::Linearized;
 use super::cache::Cache;
 use super::events::Events;
 use super::model::Model;
-use super::prepare::LinOp;
+use super::partition::LinOp;
 use super::resident::resident_bytes;
 use super::symmetry::Classes;
 use rustc_hash::FxHasher;

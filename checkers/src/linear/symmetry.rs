@@ -1,7 +1,7 @@
 //! Symmetry reduction for the search: ops with equal inputs are interchangeable.
 
 use super::events::Events;
-use super::prepare::LinOp;
+use super::partition::LinOp;
 use rustc_hash::FxHasher;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hash};

@@ -1,7 +1,7 @@
 //! Porcupine's key-value store: `get`, `put` and `append` on string values, per key.
 
 use crate::linear::model::{unknown_f, Model, ModelError};
-use crate::linear::prepare::LinOp;
+use crate::linear::partition::LinOp;
 use crate::op::Op;
 use aho_corasick::AhoCorasick;
 use std::sync::Arc;

@@ -1,0 +1,26 @@
+//! The search's input: one partition's ops, each with its model input, call and return.
+
+use crate::op::Process;
+
+/// One operation as the search sees it.
+#[derive(Debug, Clone)]
+pub struct LinOp<I> {
+    /// The model's view of it.
+    pub input: I,
+    /// History index of its invoke.
+    pub call: u64,
+    /// History index of its ok completion; `None` when the outcome is unknown (info, or
+    /// never completed): it may take effect any time after its call.
+    pub ret: Option<u64>,
+    /// Who performed it.
+    pub process: Process,
+}
+
+/// The ops of one independent object, in call order.
+#[derive(Debug, Clone)]
+pub struct Partition<I> {
+    /// The key, or `None` for a single-object model.
+    pub key: Option<String>,
+    /// Its ops.
+    pub ops: Vec<LinOp<I>>,
+}
