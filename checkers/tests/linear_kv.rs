@@ -247,3 +247,34 @@ fn a_generated_stale_read_has_a_core_that_fails_alone_and_needs_every_op() {
         }
     }
 }
+
+#[test]
+fn a_core_from_any_initial_value_is_sought_only_where_none_explains_the_ops() {
+    // append "b" [0,3], get → "ab" [1,2], get → "ab" [4,5]: not linearizable from "", but
+    // from "a" it is (the append, then both gets), so the core must start from "". A read
+    // forced first from "any value" would pin the value to "ab" and wrongly fail from any.
+    let specs = [
+        KvSpec {
+            f: "append",
+            value: "b",
+            call: 0,
+            ret: Some(3),
+        },
+        KvSpec {
+            f: "get",
+            value: "ab",
+            call: 1,
+            ret: Some(2),
+        },
+        KvSpec {
+            f: "get",
+            value: "ab",
+            call: 4,
+            ret: Some(5),
+        },
+    ];
+    let result = check(ModelKind::Kv, &history(&specs), &LinOptions::default()).expect("ops");
+    assert_eq!(result.valid, Validity::Invalid);
+    let because = &result.failures[0].because;
+    assert!(because.contains("starting from \"\""), "{because}");
+}

@@ -116,7 +116,11 @@ impl<'a, M: Model> Search<'a, M> {
         let mut entry = self.events.next[self.events.head];
         while entry != self.events.tail && entry.is_multiple_of(2) {
             let input = &self.ops[entry / 2].input;
-            if self.model.is_read_only(input) && self.model.step(&self.state, input).is_some() {
+            // Only a read that leaves the state as it is: from a state that stands for any
+            // value (`Model::any_state`) a read pins the value, and which read does matters.
+            if self.model.is_read_only(input)
+                && self.model.step(&self.state, input).as_ref() == Some(&self.state)
+            {
                 return Some(entry);
             }
             entry = self.events.next[entry];
@@ -251,6 +255,8 @@ impl<'a, M: Model> Search<'a, M> {
                 if let Some(read) = self.forced_read() {
                     entry = if self.try_lift(read, true, limits) {
                         self.events.next[self.events.head]
+                    } else if let Some(reason) = self.gave_up {
+                        return Verdict::Unknown(give_up(limits, reason));
                     } else {
                         // Seen before: what follows it was explored and failed.
                         match self.backtrack() {
