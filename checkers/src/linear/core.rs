@@ -4,9 +4,7 @@
 
 use super::model::Model;
 use super::partition::LinOp;
-use super::search::{search, Limits, Verdict};
-use std::sync::atomic::{AtomicBool, AtomicUsize};
-use std::sync::OnceLock;
+use super::search::{search_alone, Verdict};
 use std::time::Instant;
 
 /// The core found: positions in the partition's ops, whether it is known to be minimal, and
@@ -36,21 +34,8 @@ impl<M: Model> Reducer<'_, M> {
     /// as passing, so the op stays, and the core is then not known to be minimal.
     fn fails(&mut self, subset: &[usize]) -> bool {
         let ops: Vec<LinOp<M::Input>> = subset.iter().map(|&i| self.ops[i].clone()).collect();
-        let (used, cancelled, decided, reason) = (
-            AtomicUsize::new(0),
-            AtomicBool::new(false),
-            AtomicBool::new(false),
-            OnceLock::new(),
-        );
-        let limits = Limits {
-            deadline: Some(self.deadline),
-            memory_limit: self.memory_limit,
-            memory_used: &used,
-            cancelled: &cancelled,
-            decided: &decided,
-            reason: &reason,
-        };
-        match search(self.model, self.from.clone(), &ops, &limits) {
+        let (from, deadline) = (self.from.clone(), Some(self.deadline));
+        match search_alone(self.model, from, &ops, deadline, self.memory_limit) {
             Verdict::NotLinearizable { .. } => true,
             Verdict::Linearizable => false,
             Verdict::Unknown(_) | Verdict::NotSearched => {

@@ -5,11 +5,9 @@
 use super::core::Core;
 use super::model::Model;
 use super::partition::{LinOp, Partition};
-use super::search::{search, Limits, Verdict};
+use super::search::{search_alone, Verdict};
 use crate::op::{Op, OpType};
 use serde::{Deserialize, Serialize};
-use std::sync::atomic::{AtomicBool, AtomicUsize};
-use std::sync::OnceLock;
 
 /// One partition that no order explains.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -102,22 +100,9 @@ pub fn add_core<M: Model>(
     let ops: Vec<LinOp<M::Input>> = core.ops.iter().map(|&i| part.ops[i].clone()).collect();
     failure.core = ops.iter().map(|op| op.call).collect();
     failure.core_minimal = core.minimal;
-    let (used, cancelled, decided, reason) = (
-        AtomicUsize::new(0),
-        AtomicBool::new(false),
-        AtomicBool::new(false),
-        OnceLock::new(),
-    );
-    let limits = Limits {
-        deadline: None,
-        memory_limit: usize::MAX,
-        memory_used: &used,
-        cancelled: &cancelled,
-        decided: &decided,
-        reason: &reason,
-    };
     // A core is a handful of ops: its search is immediate.
-    let Verdict::NotLinearizable { longest } = search(model, core.from.clone(), &ops, &limits)
+    let Verdict::NotLinearizable { longest } =
+        search_alone(model, core.from.clone(), &ops, None, usize::MAX)
     else {
         return;
     };

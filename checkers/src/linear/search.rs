@@ -318,6 +318,31 @@ pub fn search<M: Model>(
     verdict
 }
 
+/// Searches `ops` on their own, with limits of their own (no other search shares them).
+pub fn search_alone<M: Model>(
+    model: &M,
+    init: M::State,
+    ops: &[LinOp<M::Input>],
+    deadline: Option<Instant>,
+    memory_limit: usize,
+) -> Verdict {
+    let (used, cancelled, decided, reason) = (
+        AtomicUsize::new(0),
+        AtomicBool::new(false),
+        AtomicBool::new(false),
+        OnceLock::new(),
+    );
+    let limits = Limits {
+        deadline,
+        memory_limit,
+        memory_used: &used,
+        cancelled: &cancelled,
+        decided: &decided,
+        reason: &reason,
+    };
+    search(model, init, ops, &limits)
+}
+
 /// Whether the process's resident memory (or, where the kernel does not say, the caches'
 /// bytes) plus `extra` bytes about to be allocated passes the limit.
 fn memory_over(limits: &Limits, extra: usize) -> bool {
