@@ -3,6 +3,7 @@
 //! and the peak heap of each, next to the time to read the same file (the baseline measured
 //! in the same run). Run with `cargo bench -p checkers --bench linearizability`.
 
+use checkers::counter::CounterChecker;
 use checkers::history::{read_history, Format, JsonlWriter, ReadOptions};
 use checkers::linear::{check, LinOptions, ModelKind, Val};
 use checkers::{Op, OpType, Process, F};
@@ -19,6 +20,10 @@ use measure::measure;
 #[path = "support/peak_rss.rs"]
 mod peak_rss;
 use peak_rss::peak_rss;
+
+#[path = "support/counter_histories.rs"]
+mod counter_histories;
+use counter_histories::{counter_history, CounterPlan};
 
 #[path = "support/kv_histories.rs"]
 mod kv_histories;
@@ -175,6 +180,7 @@ fn main() {
         }
     }
     kv_rows();
+    counter_rows();
     hard_counter(60);
     println!();
     for (set, (check_time, read_time)) in totals {
@@ -244,6 +250,65 @@ fn kv_rows() {
                     rss.map_or("?".to_string(), |b| format!("{:.1}", mb(b)))
                 );
             }
+        }
+    }
+}
+
+/// Ideal-counter histories (4 keys, adds of -3..5, 5 % unknown and 5 % failed adds), with
+/// the linearizability check's ops/s next to the counter checker's on the same ops.
+fn counter_rows() {
+    println!();
+    println!(
+        "{:<44} {:>8} {:>9} {:>10} {:>12} {:>14} {:>10}",
+        "generated ideal counter",
+        "ops",
+        "verdict",
+        "lin ms",
+        "lin ops/s",
+        "counter ops/s",
+        "peak RSS"
+    );
+    for (ops, clients) in [(20_000, 5), (20_000, 10), (50_000, 20), (200_000, 20)] {
+        for bad_read in [false, true] {
+            let plan = CounterPlan {
+                clients,
+                keys: 4,
+                ops,
+                unknown: 0.05,
+                failed: 0.05,
+                bad_read,
+                seed: 3,
+            };
+            let history = counter_history(plan);
+            let options = LinOptions {
+                init: Val::Int(0),
+                time_limit: Some(Duration::from_secs(30)),
+                ..LinOptions::default()
+            };
+            let ((result, time, _), rss) =
+                peak_rss(|| measure(|| check(ModelKind::Counter, &history, &options)));
+            let (_, counter_time, _) = measure(|| {
+                let mut checker = CounterChecker::new();
+                history.iter().for_each(|op| checker.observe(op));
+                checker.finish()
+            });
+            let verdict = result
+                .map(|r| format!("{:?}", r.valid))
+                .unwrap_or_else(|e| e.to_string());
+            let rate = |d: Duration| history.len() as f64 / d.as_secs_f64();
+            println!(
+                "{:<44} {:>8} {:>9} {:>10.1} {:>12.0} {:>14.0} {:>7} MB",
+                format!(
+                    "{ops} ops, {clients} clients{}",
+                    if bad_read { ", bad read" } else { "" }
+                ),
+                history.len(),
+                verdict,
+                ms(time),
+                rate(time),
+                rate(counter_time),
+                rss.map_or("?".to_string(), |b| format!("{:.0}", mb(b)))
+            );
         }
     }
 }

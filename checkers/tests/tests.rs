@@ -7,6 +7,7 @@ mod counter_exact;
 mod counter_properties;
 mod ideal_histories;
 mod linear;
+mod linear_counter;
 mod linear_kv;
 mod overflow;
 mod peer_histories;

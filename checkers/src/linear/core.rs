@@ -128,6 +128,16 @@ pub fn core<M: Model>(
         }
         reducer.unsure = false;
     }
+    // An op the model refutes on its own (`Model::refute`) is often a core by itself.
+    if let Some(i) = model.refute(&reducer.from, ops) {
+        if reducer.fails(&[i]) {
+            return Core {
+                ops: vec![i],
+                minimal: !reducer.unsure,
+                from: reducer.from,
+            };
+        }
+    }
     let prefix = reducer.shortest_failing_prefix(&all);
     let (ops, tried_every_op) = reducer.ddmin(prefix);
     Core {

@@ -2,10 +2,49 @@
 //! follow it, the window of ops around that op, and a minimal core of ops that cannot be
 //! ordered, said in a sentence.
 
-use super::core::Core;
+use super::core::{self, Core};
 use super::model::Model;
 use super::partition::{LinOp, Partition};
-use super::search::{search_alone, Verdict};
+use super::search::longest_prefix;
+use std::time::{Duration, Instant};
+
+/// The most time spent on the longest prefix of one failing set of ops: less where the
+/// model refuted an op at once, since the failure is known then.
+const EXPLAIN_BUDGET: Duration = Duration::from_secs(1);
+const EXPLAIN_REFUTED_BUDGET: Duration = Duration::from_millis(100);
+
+/// The most time spent looking for the core of one failing partition, within the limit.
+const CORE_BUDGET: Duration = Duration::from_secs(10);
+
+/// Explains a partition the search found not linearizable from `init` (its longest prefix
+/// `longest`), with its core, before `deadline` if any.
+pub fn failure<M: Model>(
+    model: &M,
+    part: &Partition<M::Input>,
+    init: M::State,
+    longest: &[usize],
+    deadline: Option<Instant>,
+    memory_limit: usize,
+    history: &[Op],
+) -> PartitionFailure {
+    let within = |budget: Duration| {
+        let until = Instant::now() + budget;
+        deadline.map_or(until, |d| d.min(until))
+    };
+    let refuted = model.refute(&init, &part.ops);
+    // The search drops dead states, which cuts its longest prefix short; the prefix searched
+    // to the end explains the failure better, when it comes. A refuted op is the failure.
+    let budget = match refuted {
+        Some(_) => EXPLAIN_REFUTED_BUDGET,
+        None => EXPLAIN_BUDGET,
+    };
+    let longest = longest_prefix(model, init.clone(), &part.ops, within(budget))
+        .unwrap_or_else(|| longest.to_vec());
+    let mut failure = explain(model, part, init.clone(), &longest, refuted);
+    let core = core::core(model, init, &part.ops, within(CORE_BUDGET), memory_limit);
+    add_core(&mut failure, model, part, &core, history);
+    failure
+}
 use crate::op::{Op, OpType};
 use serde::{Deserialize, Serialize};
 
@@ -45,6 +84,7 @@ pub fn explain<M: Model>(
     part: &Partition<M::Input>,
     from: M::State,
     longest: &[usize],
+    failing: Option<usize>,
 ) -> PartitionFailure {
     let ops = &part.ops;
     let state = longest
@@ -55,11 +95,13 @@ pub fn explain<M: Model>(
     for &i in longest {
         in_longest[i] = true;
     }
-    let failing = (0..ops.len())
-        .filter(|&i| !in_longest[i])
-        .filter_map(|i| ops[i].ret.map(|r| (r, i)))
-        .min()
-        .map(|(_, i)| i);
+    let failing = failing.or_else(|| {
+        (0..ops.len())
+            .filter(|&i| !in_longest[i])
+            .filter_map(|i| ops[i].ret.map(|r| (r, i)))
+            .min()
+            .map(|(_, i)| i)
+    });
     let mut window = Vec::new();
     if let Some(f) = failing {
         let (call, ret) = (ops[f].call, ops[f].ret.unwrap_or(u64::MAX));
@@ -101,9 +143,8 @@ pub fn add_core<M: Model>(
     failure.core = ops.iter().map(|op| op.call).collect();
     failure.core_minimal = core.minimal;
     // A core is a handful of ops: its search is immediate.
-    let Verdict::NotLinearizable { longest } =
-        search_alone(model, core.from.clone(), &ops, None, usize::MAX)
-    else {
+    let until = Instant::now() + EXPLAIN_BUDGET;
+    let Some(longest) = longest_prefix(model, core.from.clone(), &ops, until) else {
         return;
     };
     let core_part = Partition {
@@ -111,7 +152,7 @@ pub fn add_core<M: Model>(
         ops,
     };
     let start = model.describe(&core.from);
-    let why = explain(model, &core_part, core.from.clone(), &longest);
+    let why = explain(model, &core_part, core.from.clone(), &longest, None);
     let said = |calls: &[u64]| {
         calls
             .iter()

@@ -37,9 +37,6 @@ use std::time::{Duration, Instant};
 /// How many failing partitions a result explains.
 const FAILURES_EXPLAINED: usize = 10;
 
-/// The most time spent looking for the cores of the failures explained, within the limit.
-const CORE_BUDGET: Duration = Duration::from_secs(10);
-
 /// The models a history can be checked against, by name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -193,12 +190,10 @@ pub fn check_model<M: Model>(
             Verdict::NotLinearizable { longest } => {
                 result.illegal_keys += 1;
                 if result.failures.len() < FAILURES_EXPLAINED {
-                    let mut failure = explain::explain(model, part, init(model, part), longest);
-                    let until = Instant::now() + CORE_BUDGET;
-                    let until = deadline.map_or(until, |d| d.min(until));
                     let start = init(model, part);
-                    let core = core::core(model, start, &part.ops, until, options.memory_limit);
-                    explain::add_core(&mut failure, model, part, &core, history);
+                    let limit = options.memory_limit;
+                    let failure =
+                        explain::failure(model, part, start, longest, deadline, limit, history);
                     result.failures.push(failure);
                 }
             }

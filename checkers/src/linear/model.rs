@@ -125,6 +125,12 @@ pub trait Model: Sync + Clone {
         true
     }
 
+    /// The position of an op that no order of `ops` from `init` can explain, found by a
+    /// check cheaper than the search (a necessary condition), if any. The default finds none.
+    fn refute(&self, _init: &Self::State, _ops: &[LinOp<Self::Input>]) -> Option<usize> {
+        None
+    }
+
     /// A state in words, for explanations.
     fn describe(&self, state: &Self::State) -> String {
         format!("{state:?}")

@@ -87,6 +87,9 @@ struct Search<'a, M: Model> {
     at_peak: bool,
     /// Scratch for `dead_end`: the inputs of writes called before a read returned.
     before: Vec<&'a M::Input>,
+    /// Whether states with a dead read are dropped (`dead_end`): always, except when
+    /// looking for the longest prefix to explain a failure with.
+    prune: bool,
 }
 
 impl<'a, M: Model> Search<'a, M> {
@@ -108,6 +111,7 @@ impl<'a, M: Model> Search<'a, M> {
             longest: Vec::new(),
             at_peak: false,
             before: Vec::new(),
+            prune: true,
         }
     }
 
@@ -134,7 +138,7 @@ impl<'a, M: Model> Search<'a, M> {
         let Some(next_state) = self.model.step(&self.state, &self.ops[op].input) else {
             return false;
         };
-        if self.dead_end(op, &next_state) {
+        if self.prune && self.dead_end(op, &next_state) {
             if self.stack.len() >= self.longest.len() {
                 // Still the longest order found: it explains the failure best.
                 self.longest = self.stack.iter().map(|f| f.entry / 2).collect();
@@ -312,6 +316,11 @@ pub fn search<M: Model>(
     if let Some(reason) = over_limits(limits) {
         return Verdict::Unknown(reason);
     }
+    if model.refute(&init, ops).is_some() {
+        return Verdict::NotLinearizable {
+            longest: Vec::new(),
+        };
+    }
     let mut search = Search::new(model, init, ops);
     let verdict = search.run(limits);
     limits.memory_used.fetch_sub(search.held, Ordering::Relaxed);
@@ -326,21 +335,50 @@ pub fn search_alone<M: Model>(
     deadline: Option<Instant>,
     memory_limit: usize,
 ) -> Verdict {
+    with_own_limits(deadline, memory_limit, |limits| {
+        search(model, init, ops, limits)
+    })
+}
+
+/// The longest linearizable prefix of `ops`, found not linearizable, searched without
+/// dropping dead states, so that it runs as far as the ops allow: what explains a failure
+/// best. `None` when the search does not end before `deadline`.
+pub fn longest_prefix<M: Model>(
+    model: &M,
+    init: M::State,
+    ops: &[LinOp<M::Input>],
+    deadline: Instant,
+) -> Option<Vec<usize>> {
+    with_own_limits(Some(deadline), usize::MAX, |limits| {
+        let mut search = Search::new(model, init, ops);
+        search.prune = false;
+        match search.run(limits) {
+            Verdict::NotLinearizable { longest } => Some(longest),
+            _ => None,
+        }
+    })
+}
+
+/// Runs `f` with limits no other search shares.
+fn with_own_limits<T>(
+    deadline: Option<Instant>,
+    memory_limit: usize,
+    f: impl FnOnce(&Limits) -> T,
+) -> T {
     let (used, cancelled, decided, reason) = (
         AtomicUsize::new(0),
         AtomicBool::new(false),
         AtomicBool::new(false),
         OnceLock::new(),
     );
-    let limits = Limits {
+    f(&Limits {
         deadline,
         memory_limit,
         memory_used: &used,
         cancelled: &cancelled,
         decided: &decided,
         reason: &reason,
-    };
-    search(model, init, ops, &limits)
+    })
 }
 
 /// Whether the process's resident memory (or, where the kernel does not say, the caches'

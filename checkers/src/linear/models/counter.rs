@@ -4,6 +4,7 @@
 
 use crate::ideal::{self, Count, Reading, State, Sum};
 use crate::linear::model::{unknown_f, Model, ModelError};
+use crate::linear::partition::LinOp;
 use crate::op::{Op, OpType, F};
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -87,6 +88,37 @@ impl CounterModel {
     fn cell(&self, key: &str) -> u32 {
         let cells = self.whole.get(ideal::partition_of(key));
         cells.and_then(|c| c.get(key)).copied().unwrap_or(0)
+    }
+}
+
+/// Deltas by time, with running sums: of all, of the positive and of the negative ones.
+struct Sums {
+    times: Vec<u64>,
+    sums: Vec<(Sum, Sum, Sum)>,
+}
+
+impl Sums {
+    fn new(deltas: Vec<(u64, Sum)>) -> Self {
+        let mut running = (0, 0, 0);
+        let mut sums = vec![running];
+        for &(_, d) in &deltas {
+            running.0 += d;
+            if d > 0 {
+                running.1 += d;
+            } else {
+                running.2 += d;
+            }
+            sums.push(running);
+        }
+        Sums {
+            times: deltas.iter().map(|&(t, _)| t).collect(),
+            sums,
+        }
+    }
+
+    /// The sums of the deltas before time `t`: (all, positive, negative).
+    fn before(&self, t: u64) -> (Sum, Sum, Sum) {
+        self.sums[self.times.partition_point(|&x| x < t)]
     }
 }
 
@@ -183,6 +215,76 @@ impl Model for CounterModel {
 
     fn is_read_only(&self, input: &Self::Input) -> bool {
         matches!(input, CounterInput::Read(..))
+    }
+
+    /// Adds move a counter by at most the sum of their positive deltas up and of their
+    /// negative ones down, whatever subset takes effect and in whatever order; only a delete
+    /// makes a present counter absent. So a read of `v` can still succeed after `state` only
+    /// if `v` is in that range around it (checked for a counter checked alone, and only
+    /// where `null` and `0` are told apart).
+    fn may_still_read(
+        &self,
+        state: &CounterState,
+        read: &CounterInput,
+        before: &[&CounterInput],
+    ) -> bool {
+        let (CounterState::One(count), CounterInput::Read(_, returned)) = (state, read) else {
+            return true;
+        };
+        if self.reading.absent_is_zero
+            || before.iter().any(|i| matches!(i, CounterInput::Delete(_)))
+        {
+            return true;
+        }
+        let Some(returned) = returned else {
+            return count.is_none();
+        };
+        let (down, up) = before.iter().fold((0, 0), |(down, up), i| match i {
+            CounterInput::Add(_, d) if *d < 0 => (down + Sum::from(*d), up),
+            CounterInput::Add(_, d) => (down, up + Sum::from(*d)),
+            _ => (down, up),
+        });
+        let target = Sum::from(*returned) - count.unwrap_or(0);
+        down <= target && target <= up
+    }
+
+    /// A read outside the counter checker's bounds: the adds that returned before it was
+    /// called must have taken effect, and of the others only those called before it
+    /// returned may have, so the sum it sees lies in a range no order can leave. One pass
+    /// over the adds, sorted, and a binary search per read; a counter checked alone, with
+    /// no delete, only.
+    fn refute(&self, init: &CounterState, ops: &[LinOp<CounterInput>]) -> Option<usize> {
+        let CounterState::One(init) = init else {
+            return None;
+        };
+        if ops
+            .iter()
+            .any(|op| matches!(op.input, CounterInput::Delete(_)))
+        {
+            return None;
+        }
+        let adds = |known: bool| {
+            let mut adds: Vec<(u64, Sum)> = ops
+                .iter()
+                .filter_map(|op| match op.input {
+                    CounterInput::Add(_, d) if known => op.ret.map(|r| (r, Sum::from(d))),
+                    CounterInput::Add(_, d) => Some((op.call, Sum::from(d))),
+                    _ => None,
+                })
+                .collect();
+            adds.sort_unstable();
+            Sums::new(adds)
+        };
+        let (returned, called) = (adds(true), adds(false));
+        ops.iter().position(|op| {
+            let (CounterInput::Read(_, Some(v)), Some(ret)) = (&op.input, op.ret) else {
+                return false;
+            };
+            let (sum, up_done, down_done) = returned.before(op.call);
+            let (_, up, down) = called.before(ret);
+            let target = Sum::from(*v) - init.unwrap_or(0) - sum;
+            target > up - up_done || target < down - down_done
+        })
     }
 
     fn describe(&self, state: &CounterState) -> String {

@@ -1,0 +1,73 @@
+//! The counter model on generated ideal-counter histories: linearizable by construction,
+//! or with one read past every sum the adds could make, which is refuted at once and is its
+//! own core.
+
+use checkers::linear::{check, LinOptions, ModelKind, Val};
+use checkers::{OpType, Validity, F};
+
+#[path = "../benches/support/counter_histories.rs"]
+mod counter_histories;
+use counter_histories::{counter_history, CounterPlan};
+
+fn plan(seed: u64, bad_read: bool) -> CounterPlan {
+    CounterPlan {
+        clients: 5,
+        keys: 3,
+        ops: 1_500,
+        unknown: 0.05,
+        failed: 0.05,
+        bad_read,
+        seed,
+    }
+}
+
+fn options() -> LinOptions {
+    LinOptions {
+        init: Val::Int(0),
+        ..LinOptions::default()
+    }
+}
+
+#[test]
+fn ideal_counter_histories_are_linearizable() {
+    for seed in 1..=4 {
+        let result = check(
+            ModelKind::Counter,
+            &counter_history(plan(seed, false)),
+            &options(),
+        )
+        .expect("ops");
+        assert_eq!(result.valid, Validity::Valid, "seed {seed}: {result:?}");
+    }
+}
+
+#[test]
+fn a_read_past_every_sum_is_not_and_is_its_own_core() {
+    for seed in 1..=4 {
+        let history = counter_history(plan(seed, true));
+        let result = check(ModelKind::Counter, &history, &options()).expect("ops");
+        assert_eq!(result.valid, Validity::Invalid, "seed {seed}");
+        let failure = &result.failures[0];
+        assert_eq!(failure.core.len(), 1, "seed {seed}: {failure:?}");
+        assert!(failure.core_minimal);
+        assert_eq!(failure.failing_op, Some(failure.core[0]));
+        // The core is the bad read: it returned more than all the adds' deltas together.
+        let at = history.iter().position(|op| op.index == failure.core[0]);
+        let invoke = &history[at.expect("the core op is in the history")];
+        let done = history
+            .iter()
+            .find(|op| op.index > invoke.index && op.process == invoke.process)
+            .expect("it completed");
+        let all_adds: i64 = history
+            .iter()
+            .filter(|op| op.kind == OpType::Invoke && op.f == F::Add)
+            .filter_map(|op| op.value.as_i64())
+            .map(i64::abs)
+            .sum();
+        assert_eq!(invoke.f, F::Read, "seed {seed}");
+        assert_eq!(done.value.as_i64(), Some(all_adds + 1), "seed {seed}");
+        assert!(failure
+            .because
+            .starts_with("This op cannot take effect on its own"));
+    }
+}
