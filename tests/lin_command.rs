@@ -125,7 +125,8 @@ fn an_exported_history_reads_back_with_the_same_verdict() {
 }
 
 /// A history no search can settle quickly: `adds` concurrent adds of distinct amounts and a
-/// read of a sum no subset of them makes, so every subset must be tried.
+/// read of an odd sum inside their range, which no subset of these even amounts makes: no
+/// bound rules it out, so every subset must be tried.
 fn subset_sum_history(dir: &std::path::Path, adds: u64) -> String {
     let mut lines = Vec::new();
     let mut index = 0;
@@ -138,12 +139,12 @@ fn subset_sum_history(dir: &std::path::Path, adds: u64) -> String {
         index += 1;
     };
     for p in 0..adds {
-        push(p, "invoke", "add", serde_json::json!(p + 1));
+        push(p, "invoke", "add", serde_json::json!(2 * (p + 1)));
     }
     push(adds, "invoke", "read", serde_json::Value::Null);
-    push(adds, "ok", "read", serde_json::json!(adds * (adds + 1)));
+    push(adds, "ok", "read", serde_json::json!(adds * (adds + 1) - 1));
     for p in 0..adds {
-        push(p, "ok", "add", serde_json::json!(p + 1));
+        push(p, "ok", "add", serde_json::json!(2 * (p + 1)));
     }
     let path = dir.join("hard.jsonl");
     std::fs::write(&path, lines.join("\n") + "\n").expect("history written");

@@ -314,7 +314,8 @@ fn counter_rows() {
 }
 
 /// A history hard for any search: `adds` concurrent adds of distinct amounts, then a read of
-/// a sum no subset makes, so every subset must be tried; written to
+/// an odd sum inside their range, which no subset of these even amounts makes, so no bound
+/// rules it out and every subset must be tried; written to
 /// `target/lin-bench/hard-counter.jsonl` for `checker lin --time-limit` and `--memory-limit`.
 fn hard_counter(adds: u64) {
     let mut ops = Vec::new();
@@ -330,12 +331,12 @@ fn hard_counter(adds: u64) {
         ops.push(op);
     };
     for p in 0..adds {
-        push(p, OpType::Invoke, F::Add, json!(p + 1));
+        push(p, OpType::Invoke, F::Add, json!(2 * (p + 1)));
     }
     push(adds, OpType::Invoke, F::Read, Value::Null);
-    push(adds, OpType::Ok, F::Read, json!(adds * (adds + 1)));
+    push(adds, OpType::Ok, F::Read, json!(adds * (adds + 1) - 1));
     for p in 0..adds {
-        push(p, OpType::Ok, F::Add, json!(p + 1));
+        push(p, OpType::Ok, F::Add, json!(2 * (p + 1)));
     }
     let out = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/lin-bench");
     if let Ok(file) = std::fs::File::create(out.join("hard-counter.jsonl")) {

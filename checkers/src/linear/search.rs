@@ -12,6 +12,7 @@ use super::partition::LinOp;
 use super::resident::resident_bytes;
 use super::symmetry::Classes;
 use rustc_hash::FxHasher;
+use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::OnceLock;
@@ -97,12 +98,13 @@ impl<'a, M: Model> Search<'a, M> {
         let events = Events::new(ops);
         let mut classes = Classes::new(ops);
         classes.refresh(&events, ops);
+        let open = unknown_classes(ops, &classes);
         Search {
             model,
             ops,
             events,
             classes,
-            linearized: Linearized::new(ops.len()),
+            linearized: Linearized::new(open),
             cache: Cache::new(),
             held: 0,
             gave_up: None,
@@ -150,6 +152,7 @@ impl<'a, M: Model> Search<'a, M> {
         self.linearized.set(op);
         let mut h = FxHasher::default();
         next_state.hash(&mut h);
+        let hash = self.linearized.hash() ^ h.finish();
         let key = self.linearized.key();
         let growth = self.cache.next_growth(key.1.len());
         if growth > 0 && memory_over(limits, growth) {
@@ -157,10 +160,7 @@ impl<'a, M: Model> Search<'a, M> {
             self.linearized.clear(op);
             return false;
         }
-        if !self
-            .cache
-            .insert(self.linearized.hash() ^ h.finish(), key, &next_state)
-        {
+        if !self.cache.insert(hash, key, &next_state) {
             self.linearized.clear(op);
             return false;
         }
@@ -300,6 +300,20 @@ impl<'a, M: Model> Search<'a, M> {
             longest: std::mem::take(&mut self.longest),
         }
     }
+}
+
+/// For each op whose outcome is unknown, its class among such ops, numbered from 0.
+fn unknown_classes<I>(ops: &[LinOp<I>], classes: &Classes) -> Vec<Option<u32>> {
+    let mut numbers: HashMap<usize, u32> = HashMap::new();
+    ops.iter()
+        .enumerate()
+        .map(|(i, op)| {
+            op.ret.is_none().then(|| {
+                let next = numbers.len() as u32;
+                *numbers.entry(classes.class_of(i)).or_insert(next)
+            })
+        })
+        .collect()
 }
 
 /// Decides whether the ops of one partition are linearizable with respect to `model`, from

@@ -51,6 +51,11 @@ impl Classes {
         }
     }
 
+    /// The class of `op`, numbered from 0.
+    pub fn class_of(&self, op: usize) -> usize {
+        self.class[op]
+    }
+
     /// Whether `op` is the one of its class worth trying now.
     pub fn worth_trying(&self, op: usize) -> bool {
         let c = self.class[op];
