@@ -198,8 +198,6 @@ fn main() {
 /// stopping at the first illegal key and with every key searched; each file is also written
 /// to `target/lin-bench/` for `checker lin`.
 fn kv_rows() {
-    let out = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/lin-bench");
-    let _ = std::fs::create_dir_all(&out);
     println!();
     println!(
         "{:<58} {:>8} {:>9} {:>10} {:>11} {:>11}",
@@ -220,10 +218,7 @@ fn kv_rows() {
                 clients * ops_per_client,
                 if violation { "bad" } else { "ok" }
             );
-            if let Ok(file) = std::fs::File::create(out.join(format!("{name}.jsonl"))) {
-                let mut writer = JsonlWriter::new(std::io::BufWriter::new(file), &out);
-                let _ = ops.iter().try_for_each(|op| writer.write(op));
-            }
+            write_history(&name, &ops);
             for all_partitions in [false, true] {
                 let options = LinOptions {
                     time_limit: Some(Duration::from_secs(60)),
@@ -280,6 +275,11 @@ fn counter_rows() {
                 seed: 3,
             };
             let history = counter_history(plan);
+            let name = format!(
+                "counter-c{clients}-n{ops}-{}",
+                if bad_read { "bad" } else { "ok" }
+            );
+            write_history(&name, &history);
             let options = LinOptions {
                 init: Val::Int(0),
                 time_limit: Some(Duration::from_secs(30)),
@@ -338,8 +338,14 @@ fn hard_counter(adds: u64) {
     for p in 0..adds {
         push(p, OpType::Ok, F::Add, json!(2 * (p + 1)));
     }
+    write_history("hard-counter", &ops);
+}
+
+/// Writes a generated history to `target/lin-bench/NAME.jsonl`, for `checker lin`.
+fn write_history(name: &str, ops: &[Op]) {
     let out = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/lin-bench");
-    if let Ok(file) = std::fs::File::create(out.join("hard-counter.jsonl")) {
+    let _ = std::fs::create_dir_all(&out);
+    if let Ok(file) = std::fs::File::create(out.join(format!("{name}.jsonl"))) {
         let mut writer = JsonlWriter::new(std::io::BufWriter::new(file), &out);
         let _ = ops.iter().try_for_each(|op| writer.write(op));
     }

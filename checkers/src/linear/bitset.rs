@@ -86,6 +86,11 @@ impl Linearized {
         }
     }
 
+    /// Every op below this one is linearized, or of unknown outcome.
+    pub fn low(&self) -> usize {
+        self.low
+    }
+
     /// The hash of the set's contents.
     pub fn hash(&self) -> u64 {
         self.hash

@@ -71,6 +71,24 @@ impl<S: Eq + Clone> Cache<S> {
         table + arena
     }
 
+    /// Drops the pairs whose set's dense prefix ends below `low`, and compacts the arena.
+    /// The cache only saves work: a pair dropped is at worst explored again.
+    pub fn evict_below(&mut self, low: usize) {
+        let old = &self.words;
+        let mut words = Vec::with_capacity(old.len() / 2);
+        self.table.retain(|e| {
+            if e.low < low {
+                return false;
+            }
+            let at = words.len();
+            words.extend_from_slice(&old[e.at..e.at + e.len]);
+            e.at = at;
+            true
+        });
+        self.words = words;
+        self.table.shrink_to_fit(|e| e.hash);
+    }
+
     /// Bytes the cache holds, states' own heap left out.
     pub fn bytes(&self) -> usize {
         self.table.capacity() * (std::mem::size_of::<Entry<S>>() + 1) + self.words.capacity() * 8

@@ -21,6 +21,12 @@ use std::time::Instant;
 /// How often (in search steps) the time and memory limits are looked at.
 const CHECK_EVERY: u64 = 1024;
 
+/// Cache bytes past which the pairs far behind the search's front are dropped.
+const EVICT_AT: usize = 64 << 20;
+
+/// How far behind the dense prefix of the current set a pair must be to be dropped, in ops.
+const EVICT_BEHIND: usize = 4096;
+
 /// How many pending reads, earliest return first, a new state is tested against.
 const DEAD_END_READS: usize = 4;
 
@@ -80,6 +86,8 @@ struct Search<'a, M: Model> {
     linearized: Linearized,
     cache: Cache<M::State>,
     held: usize,
+    /// Cache bytes past which it is next thinned (`EVICT_AT`).
+    evict_at: usize,
     /// Why the search must stop, once it must.
     gave_up: Option<&'static str>,
     stack: Vec<Frame<M::State>>,
@@ -107,6 +115,7 @@ impl<'a, M: Model> Search<'a, M> {
             linearized: Linearized::new(open),
             cache: Cache::new(),
             held: 0,
+            evict_at: EVICT_AT,
             gave_up: None,
             stack: Vec::new(),
             state: init,
@@ -164,13 +173,24 @@ impl<'a, M: Model> Search<'a, M> {
             self.linearized.clear(op);
             return false;
         }
+        if self.cache.bytes() > self.evict_at {
+            // A long history's cache would grow with it: the pairs far behind the front are
+            // dropped, which costs at most exploring them again.
+            let low = self.linearized.low().saturating_sub(EVICT_BEHIND);
+            self.cache.evict_below(low);
+            self.evict_at = EVICT_AT.max(self.cache.bytes() * 2);
+        }
         let bytes = self.cache.bytes();
-        if bytes != self.held {
+        if bytes > self.held {
             limits
                 .memory_used
                 .fetch_add(bytes - self.held, Ordering::Relaxed);
-            self.held = bytes;
+        } else {
+            limits
+                .memory_used
+                .fetch_sub(self.held - bytes, Ordering::Relaxed);
         }
+        self.held = bytes;
         let state = std::mem::replace(&mut self.state, next_state);
         self.stack.push(Frame {
             entry,
