@@ -1,7 +1,9 @@
 //! Benchmark of the linearizability checker: every peer history (Knossos, Porcupine, Jepsen)
-//! and generated counter histories (10, 50, 100 clients; 10 k and 100 k ops), with the time
+//! and generated counter histories (10, 50, 100 clients; 10 k and 100 k ops; ideal-counter
+//! histories of 20 k, 200 k and 2 M ops with 5, 20 and 50 clients), with the time
 //! and the peak heap of each, next to the time to read the same file (the baseline measured
-//! in the same run). Run with `cargo bench -p checkers --bench linearizability`.
+//! in the same run). Run with `cargo bench -p checkers --bench linearizability` (`-- counter`:
+//! the ideal-counter rows only).
 
 use checkers::counter::CounterChecker;
 use checkers::history::{read_history, Format, JsonlWriter, ReadOptions};
@@ -124,6 +126,12 @@ fn peer_rows() -> Vec<(PathBuf, Format, ModelKind, Val, String)> {
 }
 
 fn main() {
+    // `cargo bench --bench linearizability -- counter` runs the counter rows only.
+    let only = std::env::args().skip(1).find(|a| !a.starts_with("--"));
+    if only.as_deref() == Some("counter") {
+        counter_rows();
+        return;
+    }
     let options = |init: Val| LinOptions {
         init,
         time_limit: Some(Duration::from_secs(120)),
@@ -263,7 +271,17 @@ fn counter_rows() {
         "counter ops/s",
         "peak RSS"
     );
-    for (ops, clients) in [(20_000, 5), (20_000, 10), (50_000, 20), (200_000, 20)] {
+    for (ops, clients) in [
+        (20_000, 5),
+        (20_000, 20),
+        (20_000, 50),
+        (200_000, 5),
+        (200_000, 20),
+        (200_000, 50),
+        (2_000_000, 5),
+        (2_000_000, 20),
+        (2_000_000, 50),
+    ] {
         for bad_read in [false, true] {
             let plan = CounterPlan {
                 clients,

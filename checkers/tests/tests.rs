@@ -8,6 +8,7 @@ mod counter_properties;
 mod ideal_histories;
 mod linear;
 mod linear_counter;
+mod linear_counter_sweep;
 mod linear_kv;
 mod overflow;
 mod peer_histories;

@@ -85,6 +85,10 @@ pub struct LinArgs {
     /// first that is not linearizable.
     #[arg(long)]
     pub all_partitions: bool,
+    /// Use the generic search even where the model has a procedure of its own (the counter
+    /// model's sweep): a cross-check, slower.
+    #[arg(long)]
+    pub generic: bool,
     /// Write the page that explains a violation to this HTML file.
     #[arg(long)]
     pub html: Option<PathBuf>,
@@ -182,6 +186,7 @@ pub fn lin(args: LinArgs) -> anyhow::Result<Validity> {
             absent_is_zero: args.absent_is_zero,
         },
         all_partitions: args.all_partitions,
+        generic: args.generic,
         ..LinOptions::default()
     };
     let result = linear::check(args.model, &ops, &options)

@@ -16,13 +16,21 @@ const EXPLAIN_REFUTED_BUDGET: Duration = Duration::from_millis(100);
 /// The most time spent looking for the core of one failing partition, within the limit.
 const CORE_BUDGET: Duration = Duration::from_secs(10);
 
-/// Explains a partition the search found not linearizable from `init` (its longest prefix
-/// `longest`), with its core, before `deadline` if any.
+/// What the search found about a partition that is not linearizable.
+pub struct Found<'a> {
+    /// The longest linearizable prefix it found (maybe empty).
+    pub longest: &'a [usize],
+    /// The op that could not be linearized, where it knows it.
+    pub failing: Option<usize>,
+}
+
+/// Explains a partition the search found not linearizable from `init`, with its core,
+/// before `deadline` if any.
 pub fn failure<M: Model>(
     model: &M,
     part: &Partition<M::Input>,
     init: M::State,
-    longest: &[usize],
+    found: Found,
     deadline: Option<Instant>,
     memory_limit: usize,
     history: &[Op],
@@ -38,9 +46,11 @@ pub fn failure<M: Model>(
         Some(_) => EXPLAIN_REFUTED_BUDGET,
         None => EXPLAIN_BUDGET,
     };
-    let longest = longest_prefix(model, init.clone(), &part.ops, within(budget))
-        .unwrap_or_else(|| longest.to_vec());
-    let mut failure = explain(model, part, init.clone(), &longest, refuted);
+    let (longest, failing) = match longest_prefix(model, init.clone(), &part.ops, within(budget)) {
+        Some(longest) => (longest, refuted),
+        None => (found.longest.to_vec(), refuted.or(found.failing)),
+    };
+    let mut failure = explain(model, part, init.clone(), &longest, failing);
     let core = core::core(model, init, &part.ops, within(CORE_BUDGET), memory_limit);
     add_core(&mut failure, model, part, &core, history);
     failure

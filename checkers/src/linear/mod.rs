@@ -18,7 +18,7 @@ mod search;
 mod symmetry;
 
 pub use explain::PartitionFailure;
-pub use model::{Model, ModelError, Val};
+pub use model::{Decision, Model, ModelError, Val};
 pub use partition::{LinOp, Partition};
 pub use prepare::partitions;
 pub use resident::{default_memory_limit, resident_bytes};
@@ -97,6 +97,9 @@ pub struct LinOptions {
     /// Search every partition to the end (within the limits) instead of stopping at the
     /// first that is not linearizable.
     pub all_partitions: bool,
+    /// Use the generic search even where the model has a procedure of its own (the
+    /// counter's sweep): a cross-check.
+    pub generic: bool,
 }
 
 impl Default for LinOptions {
@@ -108,6 +111,7 @@ impl Default for LinOptions {
             threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
             reading: Reading::default(),
             all_partitions: false,
+            generic: false,
         }
     }
 }
@@ -187,13 +191,17 @@ pub fn check_model<M: Model>(
     for ((part, verdict), model) in parts.iter().zip(&verdicts).zip(&models) {
         match verdict {
             Verdict::Linearizable => {}
-            Verdict::NotLinearizable { longest } => {
+            Verdict::NotLinearizable { longest, failing } => {
                 result.illegal_keys += 1;
                 if result.failures.len() < FAILURES_EXPLAINED {
                     let start = init(model, part);
                     let limit = options.memory_limit;
+                    let found = explain::Found {
+                        longest,
+                        failing: *failing,
+                    };
                     let failure =
-                        explain::failure(model, part, start, longest, deadline, limit, history);
+                        explain::failure(model, part, start, found, deadline, limit, history);
                     result.failures.push(failure);
                 }
             }
@@ -239,6 +247,7 @@ fn search_all<M: Model>(
         memory_used: &memory_used,
         cancelled: &cancelled,
         decided: &decided,
+        generic: options.generic,
     };
     let mut order: Vec<usize> = (0..parts.len()).collect();
     order.sort_by_key(|&i| std::cmp::Reverse(parts[i].ops.len()));

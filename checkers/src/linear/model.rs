@@ -131,10 +131,36 @@ pub trait Model: Sync + Clone {
         None
     }
 
+    /// The model's own decision procedure for one partition, if it has one that applies to
+    /// `ops`: `None` leaves them to the generic search. `stop` says when to give up. A
+    /// model that answers must answer exactly.
+    fn decide(
+        &self,
+        _init: &Self::State,
+        _ops: &[LinOp<Self::Input>],
+        _stop: &dyn Fn() -> bool,
+    ) -> Option<Decision> {
+        None
+    }
+
     /// A state in words, for explanations.
     fn describe(&self, state: &Self::State) -> String {
         format!("{state:?}")
     }
+}
+
+/// What a model's own decision procedure answered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Decision {
+    /// Some order explains every result.
+    Linearizable,
+    /// None does; `failing` is the op (by position) at whose return the last order ran out.
+    NotLinearizable {
+        /// The op's position in the partition.
+        failing: usize,
+    },
+    /// It was told to stop first.
+    Stopped,
 }
 
 /// The error for an op whose `f` the model does not know.

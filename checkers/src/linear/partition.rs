@@ -12,6 +12,9 @@ pub struct LinOp<I> {
     /// History index of its ok completion; `None` when the outcome is unknown (info, or
     /// never completed): it may take effect any time after its call.
     pub ret: Option<u64>,
+    /// For an op of unknown outcome, history index of its last info completion: where a
+    /// service that answered late most likely applied it. A hint for a search, not a deadline.
+    pub hint: Option<u64>,
     /// Who performed it.
     pub process: Process,
 }

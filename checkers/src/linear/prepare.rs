@@ -14,6 +14,8 @@ struct Intent<'a> {
     ok: Option<&'a Op>,
     /// Whether some attempt may have taken effect without saying so (info, never completed).
     maybe: bool,
+    /// The last info completion of an attempt.
+    info: Option<&'a Op>,
 }
 
 /// Pairs every client invoke with its completion, joins retries to the op they retry, and
@@ -36,6 +38,7 @@ pub fn partitions<M: Model>(
                         call: op,
                         ok: None,
                         maybe: false,
+                        info: None,
                     });
                     intents.len() - 1
                 }
@@ -59,7 +62,10 @@ pub fn partitions<M: Model>(
             OpType::Ok => {
                 intents[i].ok.get_or_insert(op);
             }
-            OpType::Info => intents[i].maybe = true,
+            OpType::Info => {
+                intents[i].maybe = true;
+                intents[i].info = Some(op);
+            }
             OpType::Fail | OpType::Invoke => {}
         }
     }
@@ -76,6 +82,7 @@ pub fn partitions<M: Model>(
                     input,
                     call: intent.call.index,
                     ret: intent.ok.map(|r| r.index),
+                    hint: intent.info.filter(|_| intent.ok.is_none()).map(|i| i.index),
                     process: intent.call.process.clone(),
                 });
         }

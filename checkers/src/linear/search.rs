@@ -7,7 +7,7 @@
 use super::bitset::Linearized;
 use super::cache::Cache;
 use super::events::Events;
-use super::model::Model;
+use super::model::{Decision, Model};
 use super::partition::LinOp;
 use super::resident::resident_bytes;
 use super::symmetry::Classes;
@@ -48,6 +48,8 @@ pub struct Limits<'a> {
     pub reason: &'a OnceLock<&'static str>,
     /// Set when a partition is found not linearizable and the others need not be searched.
     pub decided: &'a AtomicBool,
+    /// Use the generic search even where the model has a procedure of its own.
+    pub generic: bool,
 }
 
 /// The answer for one partition.
@@ -59,6 +61,8 @@ pub enum Verdict {
     NotLinearizable {
         /// The ops of the longest partial linearization, in linearization order.
         longest: Vec<usize>,
+        /// The op that could not be linearized, where the search knows it.
+        failing: Option<usize>,
     },
     /// The search gave up.
     Unknown(&'static str),
@@ -318,6 +322,7 @@ impl<'a, M: Model> Search<'a, M> {
     fn not_linearizable(&mut self) -> Verdict {
         Verdict::NotLinearizable {
             longest: std::mem::take(&mut self.longest),
+            failing: None,
         }
     }
 }
@@ -350,10 +355,30 @@ pub fn search<M: Model>(
     if let Some(reason) = over_limits(limits) {
         return Verdict::Unknown(reason);
     }
-    if model.refute(&init, ops).is_some() {
+    if let Some(failing) = model.refute(&init, ops) {
         return Verdict::NotLinearizable {
             longest: Vec::new(),
+            failing: Some(failing),
         };
+    }
+    if !limits.generic {
+        let stop = || limits.decided.load(Ordering::Relaxed) || over_limits(limits).is_some();
+        match model.decide(&init, ops, &stop) {
+            Some(Decision::Linearizable) => return Verdict::Linearizable,
+            Some(Decision::NotLinearizable { failing }) => {
+                return Verdict::NotLinearizable {
+                    longest: Vec::new(),
+                    failing: Some(failing),
+                }
+            }
+            Some(Decision::Stopped) => {
+                return match over_limits(limits) {
+                    Some(reason) => Verdict::Unknown(reason),
+                    None => Verdict::NotSearched,
+                }
+            }
+            None => {}
+        }
     }
     let mut search = Search::new(model, init, ops);
     let verdict = search.run(limits);
@@ -387,7 +412,7 @@ pub fn longest_prefix<M: Model>(
         let mut search = Search::new(model, init, ops);
         search.prune = false;
         match search.run(limits) {
-            Verdict::NotLinearizable { longest } => Some(longest),
+            Verdict::NotLinearizable { longest, .. } => Some(longest),
             _ => None,
         }
     })
@@ -412,6 +437,7 @@ fn with_own_limits<T>(
         cancelled: &cancelled,
         decided: &decided,
         reason: &reason,
+        generic: false,
     })
 }
 

@@ -2,8 +2,11 @@
 //! the partitions a history deletes whole, so that a partition delete is checked too. Counts
 //! are true sums (`ideal::Sum`): a sum past `i64` is kept, never wrapped, and no read fits it.
 
+mod pool;
+mod sweep;
+
 use crate::ideal::{self, Count, Reading, State, Sum};
-use crate::linear::model::{unknown_f, Model, ModelError};
+use crate::linear::model::{unknown_f, Decision, Model, ModelError};
 use crate::linear::partition::LinOp;
 use crate::op::{Op, OpType, F};
 use std::collections::HashMap;
@@ -285,6 +288,19 @@ impl Model for CounterModel {
             let target = Sum::from(*v) - init.unwrap_or(0) - sum;
             target > up - up_done || target < down - down_done
         })
+    }
+
+    /// The sweep (`sweep`), for a counter checked alone whose history deletes nothing.
+    fn decide(
+        &self,
+        init: &CounterState,
+        ops: &[LinOp<CounterInput>],
+        stop: &dyn Fn() -> bool,
+    ) -> Option<Decision> {
+        let CounterState::One(init) = init else {
+            return None;
+        };
+        sweep::decide(self.reading, *init, ops, stop)
     }
 
     fn describe(&self, state: &CounterState) -> String {

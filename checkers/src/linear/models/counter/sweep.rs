@@ -1,0 +1,563 @@
+//! The counter's own decision procedure: one sweep over the history's events in time order,
+//! keeping every way the ops seen so far can have been linearized that might still matter,
+//! instead of the generic search's orders. Exact, and linear in the history for the common
+//! case; see `docs/how-the-checkers-work.md` ("The counter's sweep") for the argument.
+//!
+//! Why a sweep can be exact (the normal form). A counter's state after a set of adds does not
+//! depend on their order ("anagram-agnostic", Lee and Mathur, arXiv 2509.05586) and a read
+//! changes nothing. Take any linearization and move every add as late as it can go: past
+//! other adds (which commutes) up to the next read after it, or, for an add that returned,
+//! up to its return; an add of unknown outcome (no return) that no read follows is dropped.
+//! No read sees a different sum, so the result is a linearization too. In it, adds come in
+//! bursts, each right before a read ("a block": a burst, then the reads that see its sum),
+//! and a block can itself be moved later until it meets the return of one of its reads, the
+//! return of an add in its burst, or the return of an add still waiting to take effect (its
+//! forced effect would change what the block's reads see). So some linearization has every
+//! burst right before a return event, and the sweep tries bursts only there.
+//!
+//! What the sweep keeps (a configuration): the sum, which open adds have taken effect, which
+//! open reads are done, and how many adds of unknown outcome of each delta have been used
+//! from the reserve. A configuration that agrees with another but has used no more of any
+//! delta and done no fewer reads is dropped: every future of the second is a future of the
+//! first. A read is done as soon as the sum fits it (doing it later gains nothing). Of equal
+//! open adds (same delta, both known or both unknown) a burst takes those that end first:
+//! taking a later one instead leaves a configuration the first beats.
+//!
+//! Adds of unknown outcome never close, so they wait in a reserve counted by delta (adds of
+//! one delta called before now are interchangeable from now on). One that completed with
+//! `info` is first held open like a returned add, from its call to that completion (where a
+//! service that answered late most likely applied it: a hint, not a deadline), and then joins
+//! the reserve, counted as used where it took effect.
+//!
+//! The sweep is exact when the reserve's deltas take at most one value of each sign (e.g.
+//! increments of 1, or +1 and -1): then the take of fewest adds beats every other
+//! (`pool::takes`). With many distinct deltas the problem is strongly NP-hard (3-partition
+//! reduces to it), and the sweep is a search for a witness, in stages (`GUESSES`): a
+//! "linearizable" found is a witness either way, a failure is left to the generic search.
+
+use super::pool::{self, Counts, MAX_CLASSES};
+use super::CounterInput;
+use crate::ideal::{self, Count, Reading, State, Sum};
+use crate::linear::model::Decision;
+use crate::linear::partition::LinOp;
+
+/// Ops of one kind open at once, at most (a bit each).
+const MAX_OPEN: u32 = 64;
+/// Open adds not yet in effect over which every subset is tried, at most.
+const MAX_SUBSET_ADDS: u32 = 16;
+/// Configurations kept at once; past this the best are kept and the sweep is inexact.
+const MAX_FRONTIER: usize = 4096;
+/// When the takes from the reserve are guesses (`exact_pool` false), the sweep is a search
+/// for a witness, tried in stages while it fails: the most adds one burst takes from the
+/// reserve, and the configurations kept at once (the most promising: fewest guesses, most
+/// reads done, the adds in effect those that end first). Witnesses of services that apply an
+/// add before they answer it need no take at all.
+const GUESSES: [(u32, usize); 4] = [(0, 64), (0, 512), (3, 64), (3, 512)];
+/// Events between checks of `stop`.
+const STOP_EVERY: usize = 4096;
+
+/// One way the ops so far can have been linearized.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Config {
+    /// The counter's state.
+    value: State,
+    /// Open adds (by slot) that have taken effect.
+    applied: u64,
+    /// Open reads (by slot) that are done.
+    done: u64,
+    /// Adds of unknown outcome used, per delta class.
+    used: Counts,
+    /// Adds taken from the reserve: guesses, when the reserve is inexact.
+    taken: u32,
+}
+
+impl Config {
+    /// Whether every future of `other` is one of `self` too.
+    fn beats(&self, other: &Config) -> bool {
+        self.value == other.value
+            && self.applied == other.applied
+            && self.done & other.done == other.done
+            && self.used.iter().zip(&other.used).all(|(a, b)| a <= b)
+    }
+
+    fn used_total(&self) -> u64 {
+        self.used.iter().map(|&u| u64::from(u)).sum()
+    }
+}
+
+/// One end of an op, in time order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+struct Event {
+    at: u64,
+    is_return: bool,
+    op: usize,
+}
+
+/// What the sweep does with an op.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Role {
+    /// A read that returned: open from its call to its return.
+    Read,
+    /// An add that returned: open from its call, in effect by its return.
+    Add,
+    /// An add of unknown outcome with an info completion: open from its call to that
+    /// completion, maybe in effect; from then on one more add of its class in the reserve.
+    Hinted(u8),
+    /// An add of unknown outcome never completed: in the reserve of its class from its call.
+    Reserve(u8),
+}
+
+/// Decides one counter's ops from `init`, or `None` when the sweep does not apply (deletes,
+/// too many ops open at once, too many distinct unknown deltas) or cannot decide (a
+/// failure found while guessing, at every width). `stop` is asked now and then whether to
+/// give up.
+pub fn decide(
+    reading: Reading,
+    init: State,
+    ops: &[LinOp<CounterInput>],
+    stop: &dyn Fn() -> bool,
+) -> Option<Decision> {
+    let (roles, deltas) = roles(ops)?;
+    let mut events: Vec<Event> = Vec::with_capacity(2 * ops.len());
+    for (op, (o, role)) in ops.iter().zip(&roles).enumerate() {
+        events.push(Event {
+            at: o.call,
+            is_return: false,
+            op,
+        });
+        let end = match role {
+            Role::Hinted(_) => o.hint,
+            _ => o.ret,
+        };
+        if let Some(at) = end {
+            events.push(Event {
+                at,
+                is_return: true,
+                op,
+            });
+        }
+    }
+    events.sort_unstable();
+    let exact_pool = deltas.iter().filter(|&&d| d > 0).count() <= 1
+        && deltas.iter().filter(|&&d| d < 0).count() <= 1;
+    let stages: &[(u32, usize)] = if exact_pool {
+        &[(0, MAX_FRONTIER)]
+    } else {
+        &GUESSES
+    };
+    for &(most, width) in stages {
+        let mut sweep = Sweep::new(reading, init, ops, &roles, &deltas, most, width);
+        match sweep.run(&events, stop)? {
+            Decision::NotLinearizable { .. } if sweep.inexact => {}
+            decision => return Some(decision),
+        }
+    }
+    None
+}
+
+/// Each op's role and the deltas of the reserve's classes, or `None` when the sweep does not
+/// apply (deletes, too many distinct unknown deltas).
+fn roles(ops: &[LinOp<CounterInput>]) -> Option<(Vec<Role>, Vec<i64>)> {
+    let mut deltas = Vec::new();
+    for op in ops {
+        match op.input {
+            CounterInput::Delete(_) => return None,
+            CounterInput::Add(_, d) if op.ret.is_none() && !deltas.contains(&d) => deltas.push(d),
+            _ => {}
+        }
+    }
+    if deltas.len() > MAX_CLASSES {
+        return None;
+    }
+    deltas.sort_unstable();
+    let roles = ops
+        .iter()
+        .map(|op| match (&op.input, op.ret) {
+            (CounterInput::Add(_, d), None) => {
+                let class = deltas.binary_search(d).unwrap_or(0) as u8;
+                match op.hint {
+                    Some(_) => Role::Hinted(class),
+                    None => Role::Reserve(class),
+                }
+            }
+            (CounterInput::Add(..), Some(_)) => Role::Add,
+            _ => Role::Read,
+        })
+        .collect();
+    Some((roles, deltas))
+}
+
+struct Sweep<'a> {
+    ops: &'a [LinOp<CounterInput>],
+    roles: &'a [Role],
+    reading: Reading,
+    /// The deltas of the reserve's classes.
+    deltas: &'a [i64],
+    /// Adds of unknown outcome in the reserve so far, per class.
+    arrived: Counts,
+    /// Each op's slot while it is open.
+    slot: Vec<u8>,
+    open_adds: u64,
+    open_reads: u64,
+    add_delta: [i64; MAX_OPEN as usize],
+    /// When each open add returns, or for one of unknown outcome, its info completion.
+    add_end: [u64; MAX_OPEN as usize],
+    /// Whether each open add is of unknown outcome.
+    add_optional: [bool; MAX_OPEN as usize],
+    read_value: [Count; MAX_OPEN as usize],
+    frontier: Vec<Config>,
+    /// Some burst or configuration was left out: a failure proves nothing.
+    inexact: bool,
+    /// The reserve's deltas take at most one value of each sign: every take that matters is
+    /// tried.
+    exact_pool: bool,
+    /// The most adds one burst takes from the reserve, when guessing.
+    most: u32,
+    /// Configurations kept at once when guessing.
+    width: usize,
+}
+
+impl<'a> Sweep<'a> {
+    fn new(
+        reading: Reading,
+        init: State,
+        ops: &'a [LinOp<CounterInput>],
+        roles: &'a [Role],
+        deltas: &'a [i64],
+        most: u32,
+        width: usize,
+    ) -> Self {
+        let exact_pool = deltas.iter().filter(|&&d| d > 0).count() <= 1
+            && deltas.iter().filter(|&&d| d < 0).count() <= 1;
+        Sweep {
+            ops,
+            roles,
+            reading,
+            deltas,
+            arrived: [0; MAX_CLASSES],
+            slot: vec![0; ops.len()],
+            open_adds: 0,
+            open_reads: 0,
+            add_delta: [0; MAX_OPEN as usize],
+            add_end: [0; MAX_OPEN as usize],
+            add_optional: [false; MAX_OPEN as usize],
+            read_value: [None; MAX_OPEN as usize],
+            frontier: vec![Config {
+                value: init,
+                applied: 0,
+                done: 0,
+                used: [0; MAX_CLASSES],
+                taken: 0,
+            }],
+            inexact: false,
+            exact_pool,
+            most,
+            width,
+        }
+    }
+
+    /// Sweeps the events; `None` when too many ops are open at once.
+    fn run(&mut self, events: &[Event], stop: &dyn Fn() -> bool) -> Option<Decision> {
+        for (n, event) in events.iter().enumerate() {
+            if n % STOP_EVERY == 0 && stop() {
+                return Some(Decision::Stopped);
+            }
+            match event.is_return {
+                false => self.call(event.op)?,
+                true => self.ret(event.op),
+            }
+            if self.frontier.is_empty() {
+                return Some(Decision::NotLinearizable { failing: event.op });
+            }
+        }
+        Some(Decision::Linearizable)
+    }
+
+    /// The call of op `op`; `None` when too many ops are open at once.
+    fn call(&mut self, op: usize) -> Option<()> {
+        match (self.roles[op], &self.ops[op].input) {
+            (Role::Reserve(class), _) => self.arrived[class as usize] += 1,
+            (Role::Add | Role::Hinted(_), &CounterInput::Add(_, d)) => {
+                let s = free_slot(self.open_adds)?;
+                self.open_adds |= 1 << s;
+                self.add_delta[s as usize] = d;
+                let o = &self.ops[op];
+                self.add_end[s as usize] = o.ret.or(o.hint).unwrap_or(u64::MAX);
+                self.add_optional[s as usize] = o.ret.is_none();
+                self.slot[op] = s;
+            }
+            (_, &CounterInput::Read(_, v)) => {
+                let s = free_slot(self.open_reads)?;
+                self.open_reads |= 1 << s;
+                self.read_value[s as usize] = v;
+                self.slot[op] = s;
+                let mut frontier = std::mem::take(&mut self.frontier);
+                frontier.iter_mut().for_each(|c| self.settle(c));
+                self.frontier = frontier;
+                self.prune();
+            }
+            _ => return None,
+        }
+        Some(())
+    }
+
+    /// The return of op `op`: an add not yet in effect takes effect, a read not yet done is
+    /// done, each after any blocks that can come first; configurations that cannot are gone.
+    /// An add of unknown outcome at its info completion goes to the reserve instead: one that
+    /// took effect counts as used from it.
+    fn ret(&mut self, op: usize) {
+        let bit = 1u64 << self.slot[op];
+        let role = self.roles[op];
+        if let Role::Hinted(class) = role {
+            self.expire(bit, class as usize, op);
+            return;
+        }
+        let is_add = role == Role::Add;
+        let frontier = std::mem::take(&mut self.frontier);
+        let mut next = Vec::with_capacity(frontier.len());
+        for c in frontier {
+            let settled = if is_add {
+                c.applied & bit
+            } else {
+                c.done & bit
+            } != 0;
+            let ways = if settled { vec![c] } else { self.closure(c) };
+            for mut w in ways {
+                if is_add && w.applied & bit == 0 {
+                    if let CounterInput::Add(_, d) = self.ops[op].input {
+                        w.value = ideal::add(w.value, d);
+                    }
+                    self.settle(&mut w);
+                } else if !is_add && w.done & bit == 0 {
+                    continue;
+                }
+                match is_add {
+                    true => w.applied &= !bit,
+                    false => w.done &= !bit,
+                }
+                next.push(w);
+            }
+        }
+        match is_add {
+            true => self.open_adds &= !bit,
+            false => self.open_reads &= !bit,
+        }
+        self.frontier = next;
+        self.prune();
+    }
+
+    /// The info completion of an add of unknown outcome (its slot `bit`, its reserve class):
+    /// from now on it is one more add of its class in the reserve, and one in effect counts
+    /// as used from it. When guessing, an add not in effect may also take effect here, after
+    /// any blocks that can come first, as at a return: the guesses then take from the
+    /// reserve only what they must.
+    fn expire(&mut self, bit: u64, class: usize, op: usize) {
+        let frontier = std::mem::take(&mut self.frontier);
+        let mut next = Vec::with_capacity(2 * frontier.len());
+        for c in frontier {
+            let ways = match c.applied & bit == 0 && !self.exact_pool {
+                true => self.closure(c),
+                false => vec![c],
+            };
+            for mut w in ways {
+                if w.applied & bit == 0 && !self.exact_pool {
+                    let mut now = w;
+                    if let CounterInput::Add(_, d) = self.ops[op].input {
+                        now.value = ideal::add(now.value, d);
+                    }
+                    now.used[class] += 1;
+                    self.settle(&mut now);
+                    next.push(now);
+                } else if w.applied & bit != 0 {
+                    w.used[class] += 1;
+                    w.applied &= !bit;
+                }
+                next.push(w);
+            }
+        }
+        self.arrived[class] += 1;
+        self.open_adds &= !bit;
+        self.frontier = next;
+        self.prune();
+    }
+
+    /// `start` and every configuration reached from it by blocks (a burst, then the reads
+    /// that fit its sum), at this instant.
+    fn closure(&mut self, start: Config) -> Vec<Config> {
+        let mut seen = vec![start];
+        let mut i = 0;
+        while i < seen.len() {
+            let from = seen[i];
+            i += 1;
+            let mut undone = self.open_reads & !from.done;
+            while undone != 0 {
+                let r = undone.trailing_zeros() as usize;
+                undone &= undone - 1;
+                for c in self.bursts(&from, r) {
+                    if !seen.iter().any(|s| s.beats(&c)) {
+                        seen.push(c);
+                    }
+                }
+            }
+            if seen.len() > self.cap() {
+                self.inexact = true;
+                break;
+            }
+        }
+        seen
+    }
+
+    /// The configurations a burst that makes open read `r` fit leads to from `from`.
+    fn bursts(&mut self, from: &Config, r: usize) -> Vec<Config> {
+        let mut out = Vec::new();
+        // A burst makes a counter present: a read of null (as compared) never fits after one.
+        let Some(target) = self.reading.of(self.read_value[r]).map(Sum::from) else {
+            return out;
+        };
+        let free = self.open_adds & !from.applied;
+        if free.count_ones() > MAX_SUBSET_ADDS {
+            self.inexact = true;
+            return out;
+        }
+        let base = from.value.unwrap_or(0);
+        let mut avail = self.arrived;
+        for (a, u) in avail.iter_mut().zip(&from.used) {
+            *a -= u;
+        }
+        // Free adds by (delta, optional, end): of equal ones, those ending first go first.
+        let mut order = [(0i64, false, 0u64, 0u8); MAX_OPEN as usize];
+        let mut k = 0;
+        let mut bits = free;
+        while bits != 0 {
+            let s = bits.trailing_zeros() as usize;
+            bits &= bits - 1;
+            // An add of 0 changes no sum: it waits for its return, unless it makes a counter.
+            if self.add_delta[s] != 0 || from.value.is_none() {
+                order[k] = (
+                    self.add_delta[s],
+                    self.add_optional[s],
+                    self.add_end[s],
+                    s as u8,
+                );
+                k += 1;
+            }
+        }
+        order[..k].sort_unstable();
+        let mut found: Vec<(u64, Sum)> = Vec::new();
+        prefixes(&order[..k], 0, 0, false, &mut found);
+        for (subset, sum) in found {
+            let nonempty = from.value.is_none() && subset == 0;
+            let rest = target - base - sum;
+            let partial = pool::takes(rest, nonempty, self.deltas, &avail, self.most, |take| {
+                let mut c = *from;
+                c.applied |= subset;
+                c.value = Some(target);
+                for (u, t) in c.used.iter_mut().zip(take) {
+                    *u += t;
+                    c.taken += t;
+                }
+                out.push(c);
+            });
+            self.inexact |= partial;
+        }
+        for c in &mut out {
+            self.settle(c);
+        }
+        out
+    }
+
+    /// Marks done every open read that fits the sum.
+    fn settle(&self, c: &mut Config) {
+        let mut undone = self.open_reads & !c.done;
+        while undone != 0 {
+            let r = undone.trailing_zeros() as usize;
+            undone &= undone - 1;
+            if self.reading.fits(c.value, self.read_value[r]) {
+                c.done |= 1 << r;
+            }
+        }
+    }
+
+    /// Drops the configurations another beats; past `MAX_FRONTIER`, keeps those that used
+    /// the fewest unknown adds.
+    fn prune(&mut self) {
+        if self.frontier.len() > 1 {
+            self.frontier.sort_unstable_by_key(|c| {
+                (
+                    c.value,
+                    c.applied,
+                    std::cmp::Reverse(c.done.count_ones()),
+                    c.taken,
+                    c.used_total(),
+                )
+            });
+            let mut kept: Vec<Config> = Vec::with_capacity(self.frontier.len());
+            for c in self.frontier.drain(..) {
+                let group = kept
+                    .iter()
+                    .rev()
+                    .take_while(|k| k.value == c.value && k.applied == c.applied);
+                // Guessing, one configuration per sum and ops in effect and reads done.
+                let guess = !self.exact_pool && group.clone().any(|k| k.done == c.done);
+                if !guess && !group.clone().any(|k| k.beats(&c)) {
+                    kept.push(c);
+                }
+            }
+            self.frontier = kept;
+        }
+        if self.frontier.len() > self.cap() {
+            let urgency = |c: &Config| {
+                let mut bits = c.applied;
+                let mut ends = 0u64;
+                while bits != 0 {
+                    let s = bits.trailing_zeros() as usize;
+                    bits &= bits - 1;
+                    ends = ends.saturating_add(self.add_end[s].min(1 << 40));
+                }
+                (c.taken, std::cmp::Reverse(c.done.count_ones()), ends)
+            };
+            self.frontier.sort_by_cached_key(urgency);
+            self.frontier.truncate(self.cap());
+            self.inexact = true;
+        }
+    }
+
+    /// The most configurations kept at once.
+    fn cap(&self) -> usize {
+        match self.exact_pool {
+            true => MAX_FRONTIER,
+            false => self.width,
+        }
+    }
+}
+
+/// Every burst from `order` (free adds sorted by delta, optional, end) that takes of each
+/// group of equal adds (same delta, both optional or both not) the ones ending first: as
+/// `(slot bits, sum)`. Taking a later one instead leaves a configuration this one beats
+/// (the earlier one must take effect sooner), so no other burst matters.
+fn prefixes(
+    order: &[(i64, bool, u64, u8)],
+    mask: u64,
+    sum: Sum,
+    skipped: bool,
+    found: &mut Vec<(u64, Sum)>,
+) {
+    let Some((&(delta, optional, _, slot), rest)) = order.split_first() else {
+        found.push((mask, sum));
+        return;
+    };
+    let same_group = rest
+        .first()
+        .is_some_and(|&(d, o, _, _)| (d, o) == (delta, optional));
+    // Skipping this one skips the rest of its group.
+    prefixes(rest, mask, sum, same_group, found);
+    if !skipped {
+        prefixes(rest, mask | 1 << slot, sum + Sum::from(delta), false, found);
+    }
+}
+
+/// The lowest slot not in `open`, if any.
+fn free_slot(open: u64) -> Option<u8> {
+    let s = (!open).trailing_zeros();
+    (s < MAX_OPEN).then_some(s as u8)
+}
