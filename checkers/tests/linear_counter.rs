@@ -10,8 +10,12 @@ mod counter_histories;
 use counter_histories::{counter_history, CounterPlan};
 
 fn plan(seed: u64, bad_read: bool) -> CounterPlan {
+    with_clients(5, seed, bad_read)
+}
+
+fn with_clients(clients: usize, seed: u64, bad_read: bool) -> CounterPlan {
     CounterPlan {
-        clients: 5,
+        clients,
         keys: 3,
         ops: 1_500,
         unknown: 0.05,
@@ -38,6 +42,24 @@ fn ideal_counter_histories_are_linearizable() {
         )
         .expect("ops");
         assert_eq!(result.valid, Validity::Valid, "seed {seed}: {result:?}");
+    }
+}
+
+/// With many clients many adds and reads are open at once: the sweep still finds a witness,
+/// and the generic search agrees where it finishes.
+#[test]
+fn busy_ideal_counter_histories_are_linearizable_for_the_sweep_and_the_generic_search() {
+    for (clients, seed) in [(20, 5), (50, 6)] {
+        let history = counter_history(with_clients(clients, seed, false));
+        let sweep = check(ModelKind::Counter, &history, &options()).expect("ops");
+        assert_eq!(sweep.valid, Validity::Valid, "{clients} clients: {sweep:?}");
+        let generic = LinOptions {
+            generic: true,
+            time_limit: Some(std::time::Duration::from_secs(20)),
+            ..options()
+        };
+        let generic = check(ModelKind::Counter, &history, &generic).expect("ops");
+        assert_ne!(generic.valid, Validity::Invalid, "{clients} clients");
     }
 }
 

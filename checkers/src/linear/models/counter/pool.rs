@@ -31,6 +31,10 @@ pub fn takes(
         take(&[0; MAX_CLASSES]);
         return false;
     }
+    if most == 0 && ambiguous(deltas, avail) {
+        // Guessing with no take allowed: nothing to give, and the list is partial.
+        return true;
+    }
     let present = |sign: fn(i64) -> bool| {
         (0..deltas.len())
             .filter(|&c| avail[c] > 0 && sign(deltas[c]))
@@ -74,6 +78,17 @@ pub fn takes(
         }
     }
     partial
+}
+
+/// Whether the reserve `avail` holds more than one class of either sign: then the takes
+/// `takes` gives are guesses.
+pub fn ambiguous(deltas: &[i64], avail: &Counts) -> bool {
+    let classes = |sign: fn(i64) -> bool| {
+        (0..deltas.len())
+            .filter(|&c| avail[c] > 0 && sign(deltas[c]))
+            .count()
+    };
+    classes(|d| d > 0) > 1 || classes(|d| d < 0) > 1
 }
 
 /// Takes of at most `left` adds from `classes` (in order, each class at most its

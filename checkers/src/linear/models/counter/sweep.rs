@@ -40,6 +40,7 @@ use super::CounterInput;
 use crate::ideal::{self, Count, Reading, State, Sum};
 use crate::linear::model::Decision;
 use crate::linear::partition::LinOp;
+use rustc_hash::FxHashSet;
 
 /// Ops of one kind open at once, at most (a bit each).
 const MAX_OPEN: u32 = 64;
@@ -49,15 +50,15 @@ const MAX_SUBSET_ADDS: u32 = 16;
 const MAX_FRONTIER: usize = 4096;
 /// When the takes from the reserve are guesses (`exact_pool` false), the sweep is a search
 /// for a witness, tried in stages while it fails: the most adds one burst takes from the
-/// reserve, and the configurations kept at once (the most promising: fewest guesses, most
-/// reads done, the adds in effect those that end first). Witnesses of services that apply an
+/// reserve, and the configurations kept at once (the most promising: fewest guesses, then
+/// the adds in effect fewest and ending first, then most reads done). Witnesses of services that apply an
 /// add before they answer it need no take at all.
-const GUESSES: [(u32, usize); 4] = [(0, 64), (0, 512), (3, 64), (3, 512)];
+const GUESSES: [(u32, usize); 5] = [(0, 64), (0, 256), (0, 1024), (3, 64), (3, 512)];
 /// Events between checks of `stop`.
 const STOP_EVERY: usize = 4096;
 
 /// One way the ops so far can have been linearized.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 struct Config {
     /// The counter's state.
     value: State,
@@ -385,6 +386,8 @@ impl<'a> Sweep<'a> {
     /// that fit its sum), at this instant.
     fn closure(&mut self, start: Config) -> Vec<Config> {
         let mut seen = vec![start];
+        let mut known: FxHashSet<Config> = FxHashSet::default();
+        known.insert(start);
         let mut i = 0;
         while i < seen.len() {
             let from = seen[i];
@@ -393,8 +396,9 @@ impl<'a> Sweep<'a> {
             while undone != 0 {
                 let r = undone.trailing_zeros() as usize;
                 undone &= undone - 1;
+                // Exact repeats only: `prune` drops the configurations others beat.
                 for c in self.bursts(&from, r) {
-                    if !seen.iter().any(|s| s.beats(&c)) {
+                    if known.insert(c) {
                         seen.push(c);
                     }
                 }
@@ -443,12 +447,22 @@ impl<'a> Sweep<'a> {
             }
         }
         order[..k].sort_unstable();
+        // Guessing with no take allowed: only bursts that make the sum on their own count.
+        let alone = self.most == 0 && pool::ambiguous(self.deltas, &avail);
+        self.inexact |= alone;
         let mut found: Vec<(u64, Sum)> = Vec::new();
-        prefixes(&order[..k], 0, 0, false, &mut found);
+        let want = alone.then_some(target - base);
+        let mut reach = [(0, 0); MAX_OPEN as usize + 1];
+        for i in (0..k).rev() {
+            let (up, down) = reach[i + 1];
+            let d = Sum::from(order[i].0);
+            reach[i] = (up + d.max(0), down + d.min(0));
+        }
+        prefixes(&order[..k], &reach[..=k], want, 0, 0, false, &mut found);
         for (subset, sum) in found {
             let nonempty = from.value.is_none() && subset == 0;
             let rest = target - base - sum;
-            let partial = pool::takes(rest, nonempty, self.deltas, &avail, self.most, |take| {
+            let mut add = |take: &pool::Take| {
                 let mut c = *from;
                 c.applied |= subset;
                 c.value = Some(target);
@@ -457,7 +471,15 @@ impl<'a> Sweep<'a> {
                     c.taken += t;
                 }
                 out.push(c);
-            });
+            };
+            if alone {
+                // A counter made present by no add at all is a guess left out.
+                if !nonempty {
+                    add(&[0; MAX_CLASSES]);
+                }
+                continue;
+            }
+            let partial = pool::takes(rest, nonempty, self.deltas, &avail, self.most, add);
             self.inexact |= partial;
         }
         for c in &mut out {
@@ -506,6 +528,8 @@ impl<'a> Sweep<'a> {
             self.frontier = kept;
         }
         if self.frontier.len() > self.cap() {
+            // Lazy and earliest-deadline-first: of 64 kept, this order found witnesses
+            // where most reads done first needed 512 (generated histories, 50 clients).
             let urgency = |c: &Config| {
                 let mut bits = c.applied;
                 let mut ends = 0u64;
@@ -514,7 +538,7 @@ impl<'a> Sweep<'a> {
                     bits &= bits - 1;
                     ends = ends.saturating_add(self.add_end[s].min(1 << 40));
                 }
-                (c.taken, std::cmp::Reverse(c.done.count_ones()), ends)
+                (c.taken, ends, std::cmp::Reverse(c.done.count_ones()))
             };
             self.frontier.sort_by_cached_key(urgency);
             self.frontier.truncate(self.cap());
@@ -533,15 +557,25 @@ impl<'a> Sweep<'a> {
 
 /// Every burst from `order` (free adds sorted by delta, optional, end) that takes of each
 /// group of equal adds (same delta, both optional or both not) the ones ending first: as
-/// `(slot bits, sum)`. Taking a later one instead leaves a configuration this one beats
-/// (the earlier one must take effect sooner), so no other burst matters.
+/// `(slot bits, sum)`; with `want`, only those whose sum is `want` (`reach[i]`: the most the
+/// adds from `i` on can add and take away). Taking a later add of a group instead leaves a
+/// configuration this one beats (the earlier one must take effect sooner), so no other
+/// burst matters.
 fn prefixes(
     order: &[(i64, bool, u64, u8)],
+    reach: &[(Sum, Sum)],
+    want: Option<Sum>,
     mask: u64,
     sum: Sum,
     skipped: bool,
     found: &mut Vec<(u64, Sum)>,
 ) {
+    if let Some(w) = want {
+        let (up, down) = reach[0];
+        if w - sum > up || w - sum < down {
+            return;
+        }
+    }
     let Some((&(delta, optional, _, slot), rest)) = order.split_first() else {
         found.push((mask, sum));
         return;
@@ -550,9 +584,10 @@ fn prefixes(
         .first()
         .is_some_and(|&(d, o, _, _)| (d, o) == (delta, optional));
     // Skipping this one skips the rest of its group.
-    prefixes(rest, mask, sum, same_group, found);
+    prefixes(rest, &reach[1..], want, mask, sum, same_group, found);
     if !skipped {
-        prefixes(rest, mask | 1 << slot, sum + Sum::from(delta), false, found);
+        let (mask, sum) = (mask | 1 << slot, sum + Sum::from(delta));
+        prefixes(rest, &reach[1..], want, mask, sum, false, found);
     }
 }
 
