@@ -344,12 +344,13 @@ fn the_time_limit_gives_unknown_not_a_guess() {
 
 #[test]
 fn the_memory_limit_gives_unknown_not_a_crash() {
-    // Forty concurrent adds of distinct amounts and a read of a sum no subset of them makes:
-    // the search must try subsets of the adds, and a 64 KiB cache cannot hold them.
+    // Forty concurrent adds of distinct even amounts and a read of an odd sum inside their
+    // range (no bound rules it out): the search must try subsets of the adds, and a 64 KiB
+    // cache cannot hold them.
     let mut specs: Vec<Spec> = (1..=40)
-        .map(|i| spec("add", json!(i), json!(i), 0, Some(1000)))
+        .map(|i| spec("add", json!(2 * i), json!(2 * i), 0, Some(1000)))
         .collect();
-    specs.push(spec("read", json!(null), json!(1000), 1, Some(1001)));
+    specs.push(spec("read", json!(null), json!(1001), 1, Some(1001)));
     let options = LinOptions {
         init: Val::Int(0),
         memory_limit: 64 << 10,

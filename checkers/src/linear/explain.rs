@@ -120,9 +120,10 @@ pub fn explain<M: Model>(
             .filter(|&&i| ops[i].ret.is_some_and(|r| r < call))
             .max_by_key(|&&i| ops[i].ret);
         window.extend(before.map(|&i| ops[i].call));
+        // Ops of unknown outcome count while they were in flight (up to an info completion).
         window.extend(
             ops.iter()
-                .filter(|op| op.call <= ret && op.ret.is_none_or(|r| r >= call))
+                .filter(|op| op.call <= ret && op.ret.or(op.hint).is_none_or(|r| r >= call))
                 .map(|op| op.call),
         );
         window.sort_unstable();

@@ -251,7 +251,22 @@ fn search_all<M: Model>(
     };
     let mut order: Vec<usize> = (0..parts.len()).collect();
     order.sort_by_key(|&i| std::cmp::Reverse(parts[i].ops.len()));
-    let verdicts: Mutex<Vec<Option<Verdict>>> = Mutex::new(vec![None; parts.len()]);
+    // A read out of bounds is found in one pass over a key: every key is looked at so
+    // before any long search starts, so that a refuted key decides at once.
+    let mut refuted: Vec<Option<Verdict>> = vec![None; parts.len()];
+    for &i in &order {
+        if let Some(failing) = models[i].refute(&init(&models[i], &parts[i]), &parts[i].ops) {
+            refuted[i] = Some(Verdict::NotLinearizable {
+                longest: Vec::new(),
+                failing: Some(failing),
+            });
+            if !options.all_partitions {
+                decided.store(true, Ordering::Relaxed);
+                break;
+            }
+        }
+    }
+    let verdicts: Mutex<Vec<Option<Verdict>>> = Mutex::new(refuted);
     let next = AtomicUsize::new(0);
     let threads = options.threads.clamp(1, parts.len().max(1));
     std::thread::scope(|scope| {
@@ -260,6 +275,10 @@ fn search_all<M: Model>(
                 while let Some(&i) = order.get(next.fetch_add(1, Ordering::Relaxed)) {
                     if decided.load(Ordering::Relaxed) {
                         break;
+                    }
+                    let done = verdicts.lock().unwrap_or_else(|e| e.into_inner())[i].is_some();
+                    if done {
+                        continue;
                     }
                     let verdict = search(
                         &models[i],
