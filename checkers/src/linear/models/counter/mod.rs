@@ -2,6 +2,7 @@
 //! the partitions a history deletes whole, so that a partition delete is checked too. Counts
 //! are true sums (`ideal::Sum`): a sum past `i64` is kept, never wrapped, and no read fits it.
 
+mod bursts;
 mod pool;
 mod sweep;
 

@@ -35,6 +35,7 @@
 //! reduces to it), and the sweep is a search for a witness, in stages (`GUESSES`): a
 //! "linearizable" found is a witness either way, a failure is left to the generic search.
 
+use super::bursts::prefixes;
 use super::pool::{self, Counts, MAX_CLASSES};
 use super::CounterInput;
 use crate::ideal::{self, Count, Reading, State, Sum};
@@ -205,6 +206,11 @@ struct Sweep<'a> {
     add_end: [u64; MAX_OPEN as usize],
     /// Whether each open add is of unknown outcome.
     add_optional: [bool; MAX_OPEN as usize],
+    /// The open adds as `(delta, optional, end, slot)`, sorted.
+    open_sorted: Vec<(i64, bool, u64, u8)>,
+    /// Scratch space for `bursts`.
+    order: Vec<(i64, bool, u64, u8)>,
+    reach: Vec<(Sum, Sum)>,
     read_value: [Count; MAX_OPEN as usize],
     frontier: Vec<Config>,
     /// Some burst or configuration was left out: a failure proves nothing.
@@ -242,6 +248,9 @@ impl<'a> Sweep<'a> {
             add_delta: [0; MAX_OPEN as usize],
             add_end: [0; MAX_OPEN as usize],
             add_optional: [false; MAX_OPEN as usize],
+            open_sorted: Vec::new(),
+            order: Vec::new(),
+            reach: Vec::new(),
             read_value: [None; MAX_OPEN as usize],
             frontier: vec![Config {
                 value: init,
@@ -285,6 +294,9 @@ impl<'a> Sweep<'a> {
                 let o = &self.ops[op];
                 self.add_end[s as usize] = o.ret.or(o.hint).unwrap_or(u64::MAX);
                 self.add_optional[s as usize] = o.ret.is_none();
+                let entry = (d, o.ret.is_none(), self.add_end[s as usize], s);
+                let at = self.open_sorted.partition_point(|e| *e < entry);
+                self.open_sorted.insert(at, entry);
                 self.slot[op] = s;
             }
             (_, &CounterInput::Read(_, v)) => {
@@ -340,7 +352,7 @@ impl<'a> Sweep<'a> {
             }
         }
         match is_add {
-            true => self.open_adds &= !bit,
+            true => self.close_add(bit),
             false => self.open_reads &= !bit,
         }
         self.frontier = next;
@@ -377,9 +389,15 @@ impl<'a> Sweep<'a> {
             }
         }
         self.arrived[class] += 1;
-        self.open_adds &= !bit;
+        self.close_add(bit);
         self.frontier = next;
         self.prune();
+    }
+
+    /// Frees the slot `bit` of an add that is no longer open.
+    fn close_add(&mut self, bit: u64) {
+        self.open_adds &= !bit;
+        self.open_sorted.retain(|e| 1u64 << e.3 != bit);
     }
 
     /// `start` and every configuration reached from it by blocks (a burst, then the reads
@@ -429,36 +447,33 @@ impl<'a> Sweep<'a> {
             *a -= u;
         }
         // Free adds by (delta, optional, end): of equal ones, those ending first go first.
-        let mut order = [(0i64, false, 0u64, 0u8); MAX_OPEN as usize];
-        let mut k = 0;
-        let mut bits = free;
-        while bits != 0 {
-            let s = bits.trailing_zeros() as usize;
-            bits &= bits - 1;
-            // An add of 0 changes no sum: it waits for its return, unless it makes a counter.
-            if self.add_delta[s] != 0 || from.value.is_none() {
-                order[k] = (
-                    self.add_delta[s],
-                    self.add_optional[s],
-                    self.add_end[s],
-                    s as u8,
-                );
-                k += 1;
-            }
-        }
-        order[..k].sort_unstable();
+        // An add of 0 changes no sum: it waits for its return, unless it makes a counter.
+        let mut order = std::mem::take(&mut self.order);
+        order.clear();
+        order.extend(
+            self.open_sorted
+                .iter()
+                .filter(|o| free >> o.3 & 1 == 1 && (o.0 != 0 || from.value.is_none())),
+        );
+        let k = order.len();
         // Guessing with no take allowed: only bursts that make the sum on their own count.
         let alone = self.most == 0 && pool::ambiguous(self.deltas, &avail);
         self.inexact |= alone;
         let mut found: Vec<(u64, Sum)> = Vec::new();
         let want = alone.then_some(target - base);
-        let mut reach = [(0, 0); MAX_OPEN as usize + 1];
-        for i in (0..k).rev() {
-            let (up, down) = reach[i + 1];
-            let d = Sum::from(order[i].0);
-            reach[i] = (up + d.max(0), down + d.min(0));
+        let mut reach = std::mem::take(&mut self.reach);
+        reach.clear();
+        reach.resize(k + 1, (0, 0));
+        if alone {
+            for i in (0..k).rev() {
+                let (up, down) = reach[i + 1];
+                let d = Sum::from(order[i].0);
+                reach[i] = (up + d.max(0), down + d.min(0));
+            }
         }
-        prefixes(&order[..k], &reach[..=k], want, 0, 0, false, &mut found);
+        prefixes(&order, &reach, want, 0, 0, false, &mut found);
+        self.order = order;
+        self.reach = reach;
         for (subset, sum) in found {
             let nonempty = from.value.is_none() && subset == 0;
             let rest = target - base - sum;
@@ -504,7 +519,7 @@ impl<'a> Sweep<'a> {
     /// the fewest unknown adds.
     fn prune(&mut self) {
         if self.frontier.len() > 1 {
-            self.frontier.sort_unstable_by_key(|c| {
+            self.frontier.sort_by_cached_key(|c| {
                 (
                     c.value,
                     c.applied,
@@ -552,42 +567,6 @@ impl<'a> Sweep<'a> {
             true => MAX_FRONTIER,
             false => self.width,
         }
-    }
-}
-
-/// Every burst from `order` (free adds sorted by delta, optional, end) that takes of each
-/// group of equal adds (same delta, both optional or both not) the ones ending first: as
-/// `(slot bits, sum)`; with `want`, only those whose sum is `want` (`reach[i]`: the most the
-/// adds from `i` on can add and take away). Taking a later add of a group instead leaves a
-/// configuration this one beats (the earlier one must take effect sooner), so no other
-/// burst matters.
-fn prefixes(
-    order: &[(i64, bool, u64, u8)],
-    reach: &[(Sum, Sum)],
-    want: Option<Sum>,
-    mask: u64,
-    sum: Sum,
-    skipped: bool,
-    found: &mut Vec<(u64, Sum)>,
-) {
-    if let Some(w) = want {
-        let (up, down) = reach[0];
-        if w - sum > up || w - sum < down {
-            return;
-        }
-    }
-    let Some((&(delta, optional, _, slot), rest)) = order.split_first() else {
-        found.push((mask, sum));
-        return;
-    };
-    let same_group = rest
-        .first()
-        .is_some_and(|&(d, o, _, _)| (d, o) == (delta, optional));
-    // Skipping this one skips the rest of its group.
-    prefixes(rest, &reach[1..], want, mask, sum, same_group, found);
-    if !skipped {
-        let (mask, sum) = (mask | 1 << slot, sum + Sum::from(delta));
-        prefixes(rest, &reach[1..], want, mask, sum, false, found);
     }
 }
 
