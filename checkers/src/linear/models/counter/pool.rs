@@ -80,15 +80,22 @@ pub fn takes(
     partial
 }
 
+/// Whether `deltas` hold at most one value of each sign: then the take of fewest adds beats
+/// every other, and the takes are exact.
+pub fn one_per_sign(deltas: impl Iterator<Item = i64> + Clone) -> bool {
+    deltas.clone().filter(|&d| d > 0).count() <= 1 && deltas.filter(|&d| d < 0).count() <= 1
+}
+
 /// Whether the reserve `avail` holds more than one class of either sign: then the takes
 /// `takes` gives are guesses.
 pub fn ambiguous(deltas: &[i64], avail: &Counts) -> bool {
-    let classes = |sign: fn(i64) -> bool| {
-        (0..deltas.len())
-            .filter(|&c| avail[c] > 0 && sign(deltas[c]))
-            .count()
-    };
-    classes(|d| d > 0) > 1 || classes(|d| d < 0) > 1
+    !one_per_sign(
+        deltas
+            .iter()
+            .zip(avail)
+            .filter(|(_, &a)| a > 0)
+            .map(|(&d, _)| d),
+    )
 }
 
 /// Takes of at most `left` adds from `classes` (in order, each class at most its

@@ -140,8 +140,7 @@ pub fn decide(
         }
     }
     events.sort_unstable();
-    let exact_pool = deltas.iter().filter(|&&d| d > 0).count() <= 1
-        && deltas.iter().filter(|&&d| d < 0).count() <= 1;
+    let exact_pool = pool::one_per_sign(deltas.iter().copied());
     let stages: &[(u32, usize)] = if exact_pool {
         &[(0, MAX_FRONTIER)]
     } else {
@@ -234,8 +233,7 @@ impl<'a> Sweep<'a> {
         most: u32,
         width: usize,
     ) -> Self {
-        let exact_pool = deltas.iter().filter(|&&d| d > 0).count() <= 1
-            && deltas.iter().filter(|&&d| d < 0).count() <= 1;
+        let exact_pool = pool::one_per_sign(deltas.iter().copied());
         Sweep {
             ops,
             roles,
