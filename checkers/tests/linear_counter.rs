@@ -63,6 +63,27 @@ fn busy_ideal_counter_histories_are_linearizable_for_the_sweep_and_the_generic_s
     }
 }
 
+/// A search that keeps few configurations fails now and then on a busy key (50 clients on
+/// 4 keys); it goes back and widens, and still finds the witness: the generic search could
+/// not answer these in a test's time.
+#[test]
+fn busy_keys_are_linearizable_where_the_search_has_to_go_back() {
+    for seed in [7, 8] {
+        let plan = CounterPlan {
+            keys: 4,
+            ops: 12_000,
+            ..with_clients(50, seed, false)
+        };
+        // Past the sweep, the generic search would answer unknown at this limit.
+        let options = LinOptions {
+            time_limit: Some(std::time::Duration::from_secs(60)),
+            ..options()
+        };
+        let result = check(ModelKind::Counter, &counter_history(plan), &options).expect("ops");
+        assert_eq!(result.valid, Validity::Valid, "seed {seed}: {result:?}");
+    }
+}
+
 #[test]
 fn a_read_past_every_sum_is_not_and_is_its_own_core() {
     for seed in 1..=4 {

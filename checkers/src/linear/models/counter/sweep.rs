@@ -19,9 +19,12 @@
 //! open reads are done, and how many adds of unknown outcome of each delta have been used
 //! from the reserve. A configuration that agrees with another but has used no more of any
 //! delta and done no fewer reads is dropped: every future of the second is a future of the
-//! first. A read is done as soon as the sum fits it (doing it later gains nothing). Of equal
-//! open adds (same delta, both known or both unknown) a burst takes those that end first:
-//! taking a later one instead leaves a configuration the first beats.
+//! first. So is one that another with fewer open adds in effect can reach now, by putting the
+//! rest in effect as one block (`frontier::lazier`): the lazier one can do that at any time
+//! while they are open, and waiting more only adds ways. A read is done as soon as the sum
+//! fits it (doing it later gains nothing). Of equal open adds (same delta, both known or both
+//! unknown) a burst takes those that end first: taking a later one instead leaves a
+//! configuration the first beats.
 //!
 //! Adds of unknown outcome never close, so they wait in a reserve counted by delta (adds of
 //! one delta called before now are interchangeable from now on). One that completed with
@@ -43,18 +46,21 @@ use crate::linear::model::Decision;
 use crate::linear::partition::LinOp;
 use rustc_hash::FxHashSet;
 
+mod frontier;
+
 /// Ops of one kind open at once, at most (a bit each).
 const MAX_OPEN: u32 = 64;
 /// Open adds not yet in effect over which every subset is tried, at most.
-const MAX_SUBSET_ADDS: u32 = 16;
+const MAX_SUBSET_ADDS: u32 = 24;
 /// Configurations kept at once; past this the best are kept and the sweep is inexact.
 const MAX_FRONTIER: usize = 4096;
 /// When the takes from the reserve are guesses (`exact_pool` false), the sweep is a search
 /// for a witness, tried in stages while it fails: the most adds one burst takes from the
-/// reserve, and the configurations kept at once (the most promising: fewest guesses, then
-/// the adds in effect fewest and ending first, then most reads done). Witnesses of services that apply an
-/// add before they answer it need no take at all.
-const GUESSES: [(u32, usize); 5] = [(0, 64), (0, 256), (0, 1024), (3, 64), (3, 512)];
+/// reserve, the configurations kept at once (the most promising: fewest guesses, then the
+/// adds in effect fewest and ending first, then most reads done), and the most kept where
+/// that is too few (`frontier::run` goes back and widens). Witnesses of services that apply
+/// an add before they answer it need no take at all.
+const GUESSES: [(u32, usize, usize); 2] = [(0, 32, 4096), (3, 64, 512)];
 /// Events between checks of `stop`.
 const STOP_EVERY: usize = 4096;
 
@@ -141,13 +147,18 @@ pub fn decide(
     }
     events.sort_unstable();
     let exact_pool = pool::one_per_sign(deltas.iter().copied());
-    let stages: &[(u32, usize)] = if exact_pool {
-        &[(0, MAX_FRONTIER)]
+    let stages: &[(u32, usize, usize)] = if exact_pool {
+        &[(0, MAX_FRONTIER, MAX_FRONTIER)]
     } else {
         &GUESSES
     };
-    for &(most, width) in stages {
-        let mut sweep = Sweep::new(reading, init, ops, &roles, &deltas, most, width);
+    for &(most, width, widest) in stages {
+        let guess = Guess {
+            most,
+            width,
+            widest,
+        };
+        let mut sweep = Sweep::new(reading, init, ops, &roles, &deltas, guess);
         match sweep.run(&events, stop)? {
             Decision::NotLinearizable { .. } if sweep.inexact => {}
             decision => return Some(decision),
@@ -188,6 +199,7 @@ fn roles(ops: &[LinOp<CounterInput>]) -> Option<(Vec<Role>, Vec<i64>)> {
     Some((roles, deltas))
 }
 
+#[derive(Clone)]
 struct Sweep<'a> {
     ops: &'a [LinOp<CounterInput>],
     roles: &'a [Role],
@@ -217,10 +229,19 @@ struct Sweep<'a> {
     /// The reserve's deltas take at most one value of each sign: every take that matters is
     /// tried.
     exact_pool: bool,
-    /// The most adds one burst takes from the reserve, when guessing.
+    /// How far to guess.
+    guess: Guess,
+}
+
+/// How far the sweep guesses when the reserve is inexact.
+#[derive(Debug, Clone, Copy)]
+struct Guess {
+    /// The most adds one burst takes from the reserve.
     most: u32,
-    /// Configurations kept at once when guessing.
+    /// Configurations kept at once, now.
     width: usize,
+    /// The most configurations kept at once after widening.
+    widest: usize,
 }
 
 impl<'a> Sweep<'a> {
@@ -230,8 +251,7 @@ impl<'a> Sweep<'a> {
         ops: &'a [LinOp<CounterInput>],
         roles: &'a [Role],
         deltas: &'a [i64],
-        most: u32,
-        width: usize,
+        guess: Guess,
     ) -> Self {
         let exact_pool = pool::one_per_sign(deltas.iter().copied());
         Sweep {
@@ -259,137 +279,142 @@ impl<'a> Sweep<'a> {
             }],
             inexact: false,
             exact_pool,
-            most,
-            width,
+            guess,
         }
     }
 
-    /// Sweeps the events; `None` when too many ops are open at once.
-    fn run(&mut self, events: &[Event], stop: &dyn Fn() -> bool) -> Option<Decision> {
-        for (n, event) in events.iter().enumerate() {
-            if n % STOP_EVERY == 0 && stop() {
-                return Some(Decision::Stopped);
-            }
-            match event.is_return {
-                false => self.call(event.op)?,
-                true => self.ret(event.op),
-            }
-            if self.frontier.is_empty() {
-                return Some(Decision::NotLinearizable { failing: event.op });
-            }
+    /// What `event` changes before the configurations move: a call opens its op; `None`
+    /// when too many ops are open at once.
+    fn enter(&mut self, event: &Event) -> Option<()> {
+        if event.is_return {
+            return Some(());
         }
-        Some(Decision::Linearizable)
-    }
-
-    /// The call of op `op`; `None` when too many ops are open at once.
-    fn call(&mut self, op: usize) -> Option<()> {
-        match (self.roles[op], &self.ops[op].input) {
-            (Role::Reserve(class), _) => self.arrived[class as usize] += 1,
-            (Role::Add | Role::Hinted(_), &CounterInput::Add(_, d)) => {
+        let op = event.op;
+        match self.roles[op] {
+            Role::Reserve(class) => self.arrived[class as usize] += 1,
+            Role::Add | Role::Hinted(_) => {
                 let s = free_slot(self.open_adds)?;
-                self.open_adds |= 1 << s;
-                self.add_delta[s as usize] = d;
-                let o = &self.ops[op];
-                self.add_end[s as usize] = o.ret.or(o.hint).unwrap_or(u64::MAX);
-                self.add_optional[s as usize] = o.ret.is_none();
-                let entry = (d, o.ret.is_none(), self.add_end[s as usize], s);
-                let at = self.open_sorted.partition_point(|e| *e < entry);
-                self.open_sorted.insert(at, entry);
-                self.slot[op] = s;
+                self.open_add(op, s);
             }
-            (_, &CounterInput::Read(_, v)) => {
+            Role::Read => {
                 let s = free_slot(self.open_reads)?;
-                self.open_reads |= 1 << s;
-                self.read_value[s as usize] = v;
-                self.slot[op] = s;
-                let mut frontier = std::mem::take(&mut self.frontier);
-                frontier.iter_mut().for_each(|c| self.settle(c));
-                self.frontier = frontier;
-                self.prune();
+                self.open_read(op, s);
             }
-            _ => return None,
         }
         Some(())
     }
 
-    /// The return of op `op`: an add not yet in effect takes effect, a read not yet done is
-    /// done, each after any blocks that can come first; configurations that cannot are gone.
-    /// An add of unknown outcome at its info completion goes to the reserve instead: one that
-    /// took effect counts as used from it.
-    fn ret(&mut self, op: usize) {
-        let bit = 1u64 << self.slot[op];
+    /// What `event` changes after the configurations moved: a return closes its op, an info
+    /// completion moves its add to the reserve.
+    fn leave(&mut self, event: &Event) {
+        if !event.is_return {
+            return;
+        }
+        let bit = 1u64 << self.slot[event.op];
+        match self.roles[event.op] {
+            Role::Read => self.open_reads &= !bit,
+            Role::Add => self.close_add(bit),
+            Role::Hinted(class) => {
+                self.arrived[class as usize] += 1;
+                self.close_add(bit);
+            }
+            Role::Reserve(_) => {}
+        }
+    }
+
+    /// Opens add `op` in slot `s`.
+    fn open_add(&mut self, op: usize, s: u8) {
+        let o = &self.ops[op];
+        let CounterInput::Add(_, d) = o.input else {
+            return;
+        };
+        self.open_adds |= 1 << s;
+        self.add_delta[s as usize] = d;
+        self.add_end[s as usize] = o.ret.or(o.hint).unwrap_or(u64::MAX);
+        self.add_optional[s as usize] = o.ret.is_none();
+        let entry = (d, o.ret.is_none(), self.add_end[s as usize], s);
+        let at = self.open_sorted.partition_point(|e| *e < entry);
+        self.open_sorted.insert(at, entry);
+        self.slot[op] = s;
+    }
+
+    /// Opens read `op` in slot `s`.
+    fn open_read(&mut self, op: usize, s: u8) {
+        if let CounterInput::Read(_, v) = self.ops[op].input {
+            self.open_reads |= 1 << s;
+            self.read_value[s as usize] = v;
+            self.slot[op] = s;
+        }
+    }
+
+    /// The configurations `c` leads to through `event`, pushed to `out`. At a read's call,
+    /// the read is done if the sum fits it. At a return, an add not yet in effect takes
+    /// effect, a read not yet done is done, each after any blocks that can come first;
+    /// configurations that cannot are gone. An add of unknown outcome at its info completion
+    /// goes to the reserve instead: one that took effect counts as used from it.
+    fn step(&mut self, mut c: Config, event: &Event, out: &mut Vec<Config>) {
+        let op = event.op;
         let role = self.roles[op];
+        if !event.is_return {
+            if role == Role::Read {
+                self.settle(&mut c);
+            }
+            out.push(c);
+            return;
+        }
+        let bit = 1u64 << self.slot[op];
         if let Role::Hinted(class) = role {
-            self.expire(bit, class as usize, op);
+            self.expire(c, bit, class as usize, op, out);
             return;
         }
         let is_add = role == Role::Add;
-        let frontier = std::mem::take(&mut self.frontier);
-        let mut next = Vec::with_capacity(frontier.len());
-        for c in frontier {
-            let settled = if is_add {
-                c.applied & bit
-            } else {
-                c.done & bit
-            } != 0;
-            let ways = if settled { vec![c] } else { self.closure(c) };
-            for mut w in ways {
-                if is_add && w.applied & bit == 0 {
-                    if let CounterInput::Add(_, d) = self.ops[op].input {
-                        w.value = ideal::add(w.value, d);
-                    }
-                    self.settle(&mut w);
-                } else if !is_add && w.done & bit == 0 {
-                    continue;
+        let settled = match is_add {
+            true => c.applied & bit,
+            false => c.done & bit,
+        } != 0;
+        let ways = if settled { vec![c] } else { self.closure(c) };
+        for mut w in ways {
+            if is_add && w.applied & bit == 0 {
+                if let CounterInput::Add(_, d) = self.ops[op].input {
+                    w.value = ideal::add(w.value, d);
                 }
-                match is_add {
-                    true => w.applied &= !bit,
-                    false => w.done &= !bit,
-                }
-                next.push(w);
+                self.settle(&mut w);
+            } else if !is_add && w.done & bit == 0 {
+                continue;
             }
+            match is_add {
+                true => w.applied &= !bit,
+                false => w.done &= !bit,
+            }
+            out.push(w);
         }
-        match is_add {
-            true => self.close_add(bit),
-            false => self.open_reads &= !bit,
-        }
-        self.frontier = next;
-        self.prune();
     }
 
-    /// The info completion of an add of unknown outcome (its slot `bit`, its reserve class):
-    /// from now on it is one more add of its class in the reserve, and one in effect counts
-    /// as used from it. When guessing, an add not in effect may also take effect here, after
-    /// any blocks that can come first, as at a return: the guesses then take from the
-    /// reserve only what they must.
-    fn expire(&mut self, bit: u64, class: usize, op: usize) {
-        let frontier = std::mem::take(&mut self.frontier);
-        let mut next = Vec::with_capacity(2 * frontier.len());
-        for c in frontier {
-            let ways = match c.applied & bit == 0 && !self.exact_pool {
-                true => self.closure(c),
-                false => vec![c],
-            };
-            for mut w in ways {
-                if w.applied & bit == 0 && !self.exact_pool {
-                    let mut now = w;
-                    if let CounterInput::Add(_, d) = self.ops[op].input {
-                        now.value = ideal::add(now.value, d);
-                    }
-                    now.used[class] += 1;
-                    self.settle(&mut now);
-                    next.push(now);
-                } else if w.applied & bit != 0 {
-                    w.used[class] += 1;
-                    w.applied &= !bit;
+    /// The info completion of an add of unknown outcome (its slot `bit`, its reserve class)
+    /// in configuration `c`: from now on it is one more add of its class in the reserve, and
+    /// one in effect counts as used from it. When guessing, an add not in effect may also
+    /// take effect here, after any blocks that can come first, as at a return: the guesses
+    /// then take from the reserve only what they must.
+    fn expire(&mut self, c: Config, bit: u64, class: usize, op: usize, out: &mut Vec<Config>) {
+        let ways = match c.applied & bit == 0 && !self.exact_pool {
+            true => self.closure(c),
+            false => vec![c],
+        };
+        for mut w in ways {
+            if w.applied & bit == 0 && !self.exact_pool {
+                let mut now = w;
+                if let CounterInput::Add(_, d) = self.ops[op].input {
+                    now.value = ideal::add(now.value, d);
                 }
-                next.push(w);
+                now.used[class] += 1;
+                self.settle(&mut now);
+                out.push(now);
+            } else if w.applied & bit != 0 {
+                w.used[class] += 1;
+                w.applied &= !bit;
             }
+            out.push(w);
         }
-        self.arrived[class] += 1;
-        self.close_add(bit);
-        self.frontier = next;
-        self.prune();
     }
 
     /// Frees the slot `bit` of an add that is no longer open.
@@ -455,7 +480,7 @@ impl<'a> Sweep<'a> {
         );
         let k = order.len();
         // Guessing with no take allowed: only bursts that make the sum on their own count.
-        let alone = self.most == 0 && pool::ambiguous(self.deltas, &avail);
+        let alone = self.guess.most == 0 && pool::ambiguous(self.deltas, &avail);
         self.inexact |= alone;
         let mut found: Vec<(u64, Sum)> = Vec::new();
         let want = alone.then_some(target - base);
@@ -492,7 +517,7 @@ impl<'a> Sweep<'a> {
                 }
                 continue;
             }
-            let partial = pool::takes(rest, nonempty, self.deltas, &avail, self.most, add);
+            let partial = pool::takes(rest, nonempty, self.deltas, &avail, self.guess.most, add);
             self.inexact |= partial;
         }
         for c in &mut out {
@@ -503,68 +528,21 @@ impl<'a> Sweep<'a> {
 
     /// Marks done every open read that fits the sum.
     fn settle(&self, c: &mut Config) {
-        let mut undone = self.open_reads & !c.done;
-        while undone != 0 {
-            let r = undone.trailing_zeros() as usize;
-            undone &= undone - 1;
-            if self.reading.fits(c.value, self.read_value[r]) {
-                c.done |= 1 << r;
-            }
-        }
+        c.done |= self.fitting(c.value);
     }
 
-    /// Drops the configurations another beats; past `MAX_FRONTIER`, keeps those that used
-    /// the fewest unknown adds.
-    fn prune(&mut self) {
-        if self.frontier.len() > 1 {
-            self.frontier.sort_by_cached_key(|c| {
-                (
-                    c.value,
-                    c.applied,
-                    std::cmp::Reverse(c.done.count_ones()),
-                    c.taken,
-                    c.used_total(),
-                )
-            });
-            let mut kept: Vec<Config> = Vec::with_capacity(self.frontier.len());
-            for c in self.frontier.drain(..) {
-                let group = kept
-                    .iter()
-                    .rev()
-                    .take_while(|k| k.value == c.value && k.applied == c.applied);
-                // Guessing, one configuration per sum and ops in effect and reads done.
-                let guess = !self.exact_pool && group.clone().any(|k| k.done == c.done);
-                if !guess && !group.clone().any(|k| k.beats(&c)) {
-                    kept.push(c);
-                }
+    /// The open reads that the sum `value` fits.
+    fn fitting(&self, value: State) -> u64 {
+        let mut fit = 0;
+        let mut open = self.open_reads;
+        while open != 0 {
+            let r = open.trailing_zeros() as usize;
+            open &= open - 1;
+            if self.reading.fits(value, self.read_value[r]) {
+                fit |= 1 << r;
             }
-            self.frontier = kept;
         }
-        if self.frontier.len() > self.cap() {
-            // Lazy and earliest-deadline-first: of 64 kept, this order found witnesses
-            // where most reads done first needed 512 (generated histories, 50 clients).
-            let urgency = |c: &Config| {
-                let mut bits = c.applied;
-                let mut ends = 0u64;
-                while bits != 0 {
-                    let s = bits.trailing_zeros() as usize;
-                    bits &= bits - 1;
-                    ends = ends.saturating_add(self.add_end[s].min(1 << 40));
-                }
-                (c.taken, ends, std::cmp::Reverse(c.done.count_ones()))
-            };
-            self.frontier.sort_by_cached_key(urgency);
-            self.frontier.truncate(self.cap());
-            self.inexact = true;
-        }
-    }
-
-    /// The most configurations kept at once.
-    fn cap(&self) -> usize {
-        match self.exact_pool {
-            true => MAX_FRONTIER,
-            false => self.width,
-        }
+        fit
     }
 }
 
