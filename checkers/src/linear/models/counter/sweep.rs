@@ -222,6 +222,10 @@ struct Sweep<'a> {
     /// Scratch space for `bursts`.
     order: Vec<(i64, bool, u64, u8)>,
     reach: Vec<(Sum, Sum)>,
+    found: Vec<(u64, Sum)>,
+    /// Scratch space for `closure`.
+    known: FxHashSet<Config>,
+    blocks: Vec<Config>,
     read_value: [Count; MAX_OPEN as usize],
     frontier: Vec<Config>,
     /// Some burst or configuration was left out: a failure proves nothing.
@@ -269,6 +273,9 @@ impl<'a> Sweep<'a> {
             open_sorted: Vec::new(),
             order: Vec::new(),
             reach: Vec::new(),
+            found: Vec::new(),
+            known: FxHashSet::default(),
+            blocks: Vec::new(),
             read_value: [None; MAX_OPEN as usize],
             frontier: vec![Config {
                 value: init,
@@ -427,7 +434,9 @@ impl<'a> Sweep<'a> {
     /// that fit its sum), at this instant.
     fn closure(&mut self, start: Config) -> Vec<Config> {
         let mut seen = vec![start];
-        let mut known: FxHashSet<Config> = FxHashSet::default();
+        let mut known = std::mem::take(&mut self.known);
+        let mut blocks = std::mem::take(&mut self.blocks);
+        known.clear();
         known.insert(start);
         let mut i = 0;
         while i < seen.len() {
@@ -438,7 +447,9 @@ impl<'a> Sweep<'a> {
                 let r = undone.trailing_zeros() as usize;
                 undone &= undone - 1;
                 // Exact repeats only: `prune` drops the configurations others beat.
-                for c in self.bursts(&from, r) {
+                blocks.clear();
+                self.bursts(&from, r, &mut blocks);
+                for &c in &blocks {
                     if known.insert(c) {
                         seen.push(c);
                     }
@@ -449,20 +460,21 @@ impl<'a> Sweep<'a> {
                 break;
             }
         }
+        (self.known, self.blocks) = (known, blocks);
         seen
     }
 
     /// The configurations a burst that makes open read `r` fit leads to from `from`.
-    fn bursts(&mut self, from: &Config, r: usize) -> Vec<Config> {
-        let mut out = Vec::new();
+    fn bursts(&mut self, from: &Config, r: usize, out: &mut Vec<Config>) {
+        let first = out.len();
         // A burst makes a counter present: a read of null (as compared) never fits after one.
         let Some(target) = self.reading.of(self.read_value[r]).map(Sum::from) else {
-            return out;
+            return;
         };
         let free = self.open_adds & !from.applied;
         if free.count_ones() > MAX_SUBSET_ADDS {
             self.inexact = true;
-            return out;
+            return;
         }
         let base = from.value.unwrap_or(0);
         let mut avail = self.arrived;
@@ -482,7 +494,8 @@ impl<'a> Sweep<'a> {
         // Guessing with no take allowed: only bursts that make the sum on their own count.
         let alone = self.guess.most == 0 && pool::ambiguous(self.deltas, &avail);
         self.inexact |= alone;
-        let mut found: Vec<(u64, Sum)> = Vec::new();
+        let mut found = std::mem::take(&mut self.found);
+        found.clear();
         let want = alone.then_some(target - base);
         let mut reach = std::mem::take(&mut self.reach);
         reach.clear();
@@ -497,7 +510,7 @@ impl<'a> Sweep<'a> {
         prefixes(&order, &reach, want, 0, 0, false, &mut found);
         self.order = order;
         self.reach = reach;
-        for (subset, sum) in found {
+        for &(subset, sum) in &found {
             let nonempty = from.value.is_none() && subset == 0;
             let rest = target - base - sum;
             let mut add = |take: &pool::Take| {
@@ -520,10 +533,10 @@ impl<'a> Sweep<'a> {
             let partial = pool::takes(rest, nonempty, self.deltas, &avail, self.guess.most, add);
             self.inexact |= partial;
         }
-        for c in &mut out {
+        self.found = found;
+        for c in &mut out[first..] {
             self.settle(c);
         }
-        out
     }
 
     /// Marks done every open read that fits the sum.
