@@ -60,7 +60,18 @@ const MAX_FRONTIER: usize = 4096;
 /// adds in effect fewest and ending first, then most reads done), and the most kept where
 /// that is too few (`frontier::run` goes back and widens). Witnesses of services that apply
 /// an add before they answer it need no take at all.
-const GUESSES: [(u32, usize, usize); 2] = [(0, 32, 4096), (3, 64, 512)];
+const GUESSES: [Guess; 2] = [
+    Guess {
+        most: 0,
+        width: 32,
+        widest: 4096,
+    },
+    Guess {
+        most: 3,
+        width: 64,
+        widest: 512,
+    },
+];
 /// Events between checks of `stop`.
 const STOP_EVERY: usize = 4096;
 
@@ -85,7 +96,12 @@ impl Config {
         self.value == other.value
             && self.applied == other.applied
             && self.done & other.done == other.done
-            && self.used.iter().zip(&other.used).all(|(a, b)| a <= b)
+            && self.uses_no_more_than(other)
+    }
+
+    /// Whether `self` used no more adds of any class from the reserve than `other`.
+    fn uses_no_more_than(&self, other: &Config) -> bool {
+        self.used.iter().zip(&other.used).all(|(a, b)| a <= b)
     }
 
     fn used_total(&self) -> u64 {
@@ -147,17 +163,13 @@ pub fn decide(
     }
     events.sort_unstable();
     let exact_pool = pool::one_per_sign(deltas.iter().copied());
-    let stages: &[(u32, usize, usize)] = if exact_pool {
-        &[(0, MAX_FRONTIER, MAX_FRONTIER)]
-    } else {
-        &GUESSES
+    let exact = Guess {
+        most: 0,
+        width: MAX_FRONTIER,
+        widest: MAX_FRONTIER,
     };
-    for &(most, width, widest) in stages {
-        let guess = Guess {
-            most,
-            width,
-            widest,
-        };
+    let stages: &[Guess] = if exact_pool { &[exact] } else { &GUESSES };
+    for &guess in stages {
         let mut sweep = Sweep::new(reading, init, ops, &roles, &deltas, guess);
         match sweep.run(&events, stop)? {
             Decision::NotLinearizable { .. } if sweep.inexact => {}
@@ -541,13 +553,13 @@ impl<'a> Sweep<'a> {
 
     /// Marks done every open read that fits the sum.
     fn settle(&self, c: &mut Config) {
-        c.done |= self.fitting(c.value);
+        c.done |= self.fitting(c.value, self.open_reads & !c.done);
     }
 
-    /// The open reads that the sum `value` fits.
-    fn fitting(&self, value: State) -> u64 {
+    /// The open reads among `reads` that the sum `value` fits.
+    fn fitting(&self, value: State, reads: u64) -> u64 {
         let mut fit = 0;
-        let mut open = self.open_reads;
+        let mut open = reads;
         while open != 0 {
             let r = open.trailing_zeros() as usize;
             open &= open - 1;

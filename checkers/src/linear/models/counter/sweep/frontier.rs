@@ -50,8 +50,7 @@ impl Sweep<'_> {
             }
             // Back to the checkpoint `retreats` before the failure, well before it.
             let far = |c: &&(usize, Sweep)| c.0 + CHECKPOINT_EVERY / 2 <= n;
-            let back = checkpoints.iter().rev().filter(far).nth(retreats);
-            let (Some((at, back)), false) = (back, self.exact_pool) else {
+            let Some((at, back)) = checkpoints.iter().rev().filter(far).nth(retreats) else {
                 return Some(Decision::NotLinearizable { failing: event.op });
             };
             retreats += 1;
@@ -114,7 +113,7 @@ impl Sweep<'_> {
         let beaten: Vec<bool> = configs
             .iter()
             .map(|a| {
-                let need = a.done & !self.fitting(a.value);
+                let need = a.done & !self.fitting(a.value, a.done);
                 let beats = |sub: u64| {
                     let lazier = by_applied.get(&sub).into_iter().flatten();
                     lazier
@@ -139,10 +138,7 @@ impl Sweep<'_> {
     /// reads `need` (those done in `a` that its sum does not fit) done, no more of the
     /// reserve used and no more guesses. Every future of `a` is then one of `b`.
     fn lazier(&self, b: &Config, a: &Config, need: u64) -> bool {
-        if need & !b.done != 0 || b.taken > a.taken {
-            return false;
-        }
-        if !b.used.iter().zip(&a.used).all(|(x, y)| x <= y) {
+        if need & !b.done != 0 || b.taken > a.taken || !b.uses_no_more_than(a) {
             return false;
         }
         let mut value = b.value;
