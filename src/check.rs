@@ -6,13 +6,16 @@ use crate::error::BadInput;
 use crate::store::folder::{is_run, RunFolder, HISTORY};
 use crate::store::oracle::read_truth;
 use crate::store::{write_json, RunRecord};
-use checkers::history::{detect_file, read_history, Format, JsonlReader, ReadOptions};
+use checkers::history::{
+    detect_file, read_history, Format, HistoryError, JsonlReader, ReadOptions,
+};
 use checkers::ideal::Reading;
 use checkers::linear::LinOptions;
 use checkers::results::{check, CheckOptions, Results};
 use checkers::tombstones::Thresholds;
 use checkers::Op;
 use std::path::{Path, PathBuf};
+use std::sync::mpsc::sync_channel;
 use std::time::Duration;
 
 /// What `checker check` was pointed at.
@@ -88,13 +91,49 @@ pub fn check_streamed(target: &Target) -> anyhow::Result<Results> {
         return check_ops(target, &ops, warnings, false);
     }
     let options = check_options(target, false)?;
-    let mut reader = JsonlReader::open(&target.history)
+    let reader = JsonlReader::open(&target.history)
         .map_err(BadInput::from)?
         .with_options(target.read);
-    let mut results = check(reader.by_ref(), &options).map_err(BadInput::from)?;
-    results.warnings = reader.warnings().to_vec();
+    let (results, warnings) = check_beside_parsing(reader, &options);
+    let mut results = results.map_err(BadInput::from)?;
+    results.warnings = warnings;
     write_results(target, &results)?;
     Ok(results)
+}
+
+/// Ops parsed and sent to the checkers in batches of this many.
+const BATCH: usize = 4096;
+
+/// Every checker over the reader's ops, parsed on a thread of their own so that parsing
+/// and checking run side by side; with what the reader tolerated.
+fn check_beside_parsing<R: std::io::BufRead + Send>(
+    mut reader: JsonlReader<R>,
+    options: &CheckOptions,
+) -> (Result<Results, HistoryError>, Vec<String>) {
+    std::thread::scope(|scope| {
+        let (batches, received) = sync_channel::<Vec<Result<Op, HistoryError>>>(8);
+        let parser = scope.spawn(move || {
+            let mut batch = Vec::with_capacity(BATCH);
+            for op in reader.by_ref() {
+                let failed = op.is_err();
+                batch.push(op);
+                if batch.len() == BATCH || failed {
+                    // The checkers stop at the first error, or hang up once done.
+                    if batches.send(std::mem::take(&mut batch)).is_err() || failed {
+                        return reader.warnings().to_vec();
+                    }
+                }
+            }
+            let _ = batches.send(batch);
+            reader.warnings().to_vec()
+        });
+        let results = check(received.into_iter().flatten(), options);
+        // A parser that panicked must not pass for a history that ended.
+        let warnings = parser
+            .join()
+            .unwrap_or_else(|p| std::panic::resume_unwind(p));
+        (results, warnings)
+    })
 }
 
 /// The target's history, whole, with what the reader tolerated.
@@ -154,6 +193,8 @@ fn check_options(target: &Target, keep_reads: bool) -> anyhow::Result<CheckOptio
         linearizable: Some(run_lin_options()),
         tombstones,
         oracle,
+        // The linearizability checker's spill goes beside the history it checks.
+        scratch: target.history.parent().map(Path::to_path_buf),
     })
 }
 

@@ -4,7 +4,7 @@ use crate::convergence::{ConvergenceChecker, ConvergenceResult};
 use crate::counter::{CounterChecker, CounterResult};
 use crate::history::HistoryError;
 use crate::ideal::Reading;
-use crate::linear::{self, LinOptions, LinResult, ModelKind};
+use crate::linear::{LinOptions, LinResult, Spill};
 use crate::op::Op;
 use crate::oracle::{self, OracleResult};
 use crate::resurrection::ResurrectionResult;
@@ -13,6 +13,7 @@ use crate::tombstones::{Thresholds, TombstoneChecker, TombstonesResult};
 use crate::validity::Validity;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+use std::path::PathBuf;
 
 /// What the caller knows about the run that the history itself does not say.
 #[derive(Debug, Clone, Default)]
@@ -31,6 +32,9 @@ pub struct CheckOptions {
     pub oracle: Option<Truth>,
     /// How reads are compared with the ideal counter (`absent_is_zero`), by every checker.
     pub reading: Reading,
+    /// Where the linearizability checker spills the history while it streams by (the
+    /// system's temporary folder when `None`).
+    pub scratch: Option<PathBuf>,
 }
 
 /// What the nodes held when the run ended: counter → node → value.
@@ -122,7 +126,10 @@ pub fn check(
     let mut stats = StatsChecker::new();
     let mut convergence = ConvergenceChecker::new();
     let mut tombstones = TombstoneChecker::new(options.tombstones);
-    let mut kept = Vec::new();
+    let mut spill = options
+        .linearizable
+        .as_ref()
+        .map(|_| Spill::new(options.scratch.as_deref()));
     let mut count = 0;
     for op in ops {
         let op = op?;
@@ -130,23 +137,22 @@ pub fn check(
         stats.observe(&op);
         tombstones.observe(&op);
         convergence.observe(&op);
-        if options.linearizable.is_some() {
-            kept.push(op);
+        if let Some(spill) = &mut spill {
+            spill.observe(&op);
         }
         count += 1;
     }
-    let linearizable = options.linearizable.as_ref().map(|lin| {
-        let lin = LinOptions {
-            reading: options.reading,
-            ..lin.clone()
-        };
-        linear::check(ModelKind::Counter, &kept, &lin).unwrap_or_else(|e| LinResult {
-            valid: Validity::Unknown,
-            model: ModelKind::Counter.as_str().to_string(),
-            reason: Some(e.to_string()),
-            ..LinResult::default()
-        })
-    });
+    let linearizable = options
+        .linearizable
+        .as_ref()
+        .zip(spill)
+        .map(|(lin, spill)| {
+            let lin = LinOptions {
+                reading: options.reading,
+                ..lin.clone()
+            };
+            spill.finish(&lin)
+        });
     let mut counter = counter.finish();
     let resurrection = std::mem::take(&mut counter.resurrection);
     let final_read = convergence.keys();

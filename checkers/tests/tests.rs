@@ -10,6 +10,7 @@ mod linear;
 mod linear_counter;
 mod linear_counter_sweep;
 mod linear_kv;
+mod linear_spill;
 mod overflow;
 mod peer_histories;
 mod readers;

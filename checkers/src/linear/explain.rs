@@ -33,7 +33,7 @@ pub fn failure<M: Model>(
     found: Found,
     deadline: Option<Instant>,
     memory_limit: usize,
-    history: &[Op],
+    describe: &dyn Fn(u64) -> String,
 ) -> PartitionFailure {
     let within = |budget: Duration| {
         let until = Instant::now() + budget;
@@ -52,11 +52,12 @@ pub fn failure<M: Model>(
     };
     let mut failure = explain(model, part, init.clone(), &longest, failing);
     let core = core::core(model, init, &part.ops, within(CORE_BUDGET), memory_limit);
-    add_core(&mut failure, model, part, &core, history);
+    add_core(&mut failure, model, part, &core, describe);
     failure
 }
-use crate::op::{Op, OpType};
+use crate::op::{Op, OpType, Process, F};
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 /// One partition that no order explains.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -148,7 +149,7 @@ pub fn add_core<M: Model>(
     model: &M,
     part: &Partition<M::Input>,
     core: &Core<M::State>,
-    history: &[Op],
+    describe: &dyn Fn(u64) -> String,
 ) {
     let ops: Vec<LinOp<M::Input>> = core.ops.iter().map(|&i| part.ops[i].clone()).collect();
     failure.core = ops.iter().map(|op| op.call).collect();
@@ -167,7 +168,7 @@ pub fn add_core<M: Model>(
     let said = |calls: &[u64]| {
         calls
             .iter()
-            .map(|&c| describe_op(history, c))
+            .map(|&c| describe(c))
             .collect::<Vec<_>>()
             .join(", ")
     };
@@ -175,7 +176,7 @@ pub fn add_core<M: Model>(
     failure.because = match (&why.failing_op, why.linearized.is_empty()) {
         (Some(f), true) if n == 1 => format!(
             "This op cannot take effect on its own: starting from {start}, {} cannot.",
-            describe_op(history, *f)
+            describe(*f)
         ),
         (stuck, _) => {
             let ordered = if why.linearized.is_empty() {
@@ -190,7 +191,7 @@ pub fn add_core<M: Model>(
                 )
             };
             let stuck = stuck.map_or(String::new(), |f| {
-                format!(", and then {} cannot", describe_op(history, f))
+                format!(", and then {} cannot", describe(f))
             });
             format!(
                 "These {n} ops cannot be ordered, each taking effect between its call and its \
@@ -200,25 +201,36 @@ pub fn add_core<M: Model>(
     };
 }
 
-/// An op in words: its index, process, call and result, e.g. `[12] p3 read → 5`.
-fn describe_op(history: &[Op], call: u64) -> String {
+/// The op of `history` whose invoke has index `call`, in words (`said`).
+pub fn describe_op(history: &[Op], call: u64) -> String {
     let Some(invoke) = find(history, call) else {
         return format!("[{call}]");
     };
-    let mut text = format!("[{call}] p{} {}", invoke.process, invoke.f.as_str());
-    if !invoke.value.is_null() {
-        text.push_str(&format!(" {}", invoke.value));
-    }
     let done = history[position(history, call).unwrap_or(0)..]
         .iter()
         .skip(1)
         .find(|op| op.process == invoke.process);
-    match done {
-        Some(d) if d.kind == OpType::Ok && d.value != invoke.value => {
-            text.push_str(&format!(" → {}", d.value));
-        }
-        Some(d) if d.kind == OpType::Ok => {}
-        _ => text.push_str(" (outcome unknown)"),
+    let returned = done.filter(|d| d.kind == OpType::Ok).map(|d| &d.value);
+    said(call, &invoke.process, &invoke.f, &invoke.value, returned)
+}
+
+/// An op in words: its index, process, call and result (`None`: its outcome is unknown),
+/// e.g. `[12] p3 read → 5`.
+pub fn said(
+    call: u64,
+    process: &Process,
+    f: &F,
+    value: &Value,
+    returned: Option<&Value>,
+) -> String {
+    let mut text = format!("[{call}] p{process} {}", f.as_str());
+    if !value.is_null() {
+        text.push_str(&format!(" {value}"));
+    }
+    match returned {
+        Some(r) if r != value => text.push_str(&format!(" → {r}")),
+        Some(_) => {}
+        None => text.push_str(" (outcome unknown)"),
     }
     text
 }

@@ -15,6 +15,7 @@ mod partition;
 mod prepare;
 mod resident;
 mod search;
+mod spill;
 mod symmetry;
 
 pub use explain::PartitionFailure;
@@ -22,6 +23,7 @@ pub use model::{Decision, Model, ModelError, Val};
 pub use partition::{LinOp, Partition};
 pub use prepare::partitions;
 pub use resident::{default_memory_limit, resident_bytes};
+pub use spill::Spill;
 
 use crate::ideal::Reading;
 use crate::op::Op;
@@ -177,7 +179,22 @@ pub fn check_model<M: Model>(
 ) -> Result<LinResult, ModelError> {
     let start = Instant::now();
     let deadline = options.time_limit.map(|t| start + t);
-    let mut parts = partitions(model, history)?;
+    let parts = partitions(model, history)?;
+    let describe = |call| explain::describe_op(history, call);
+    let mut result = check_partitions(model, parts, options, deadline, &describe);
+    result.elapsed_ms = start.elapsed().as_millis() as u64;
+    Ok(result)
+}
+
+/// Searches partitions already built, explaining the first failing ones with `describe`
+/// (an op, by the index of its invoke, in words); `elapsed_ms` is left to the caller.
+fn check_partitions<M: Model>(
+    model: &M,
+    mut parts: Vec<Partition<M::Input>>,
+    options: &LinOptions,
+    deadline: Option<Instant>,
+    describe: &dyn Fn(u64) -> String,
+) -> LinResult {
     let models: Vec<M> = parts
         .iter_mut()
         .map(|p| model.for_partition(&mut p.ops))
@@ -201,7 +218,7 @@ pub fn check_model<M: Model>(
                         failing: *failing,
                     };
                     let failure =
-                        explain::failure(model, part, start, found, deadline, limit, history);
+                        explain::failure(model, part, start, found, deadline, limit, describe);
                     result.failures.push(failure);
                 }
             }
@@ -212,15 +229,35 @@ pub fn check_model<M: Model>(
             Verdict::NotSearched => result.not_searched_keys += 1,
         }
     }
-    result.valid = if result.illegal_keys > 0 {
-        Validity::Invalid
-    } else if result.unknown_keys > 0 {
-        Validity::Unknown
-    } else {
-        Validity::Valid
-    };
-    result.elapsed_ms = start.elapsed().as_millis() as u64;
-    Ok(result)
+    result.valid = result.verdict();
+    result
+}
+
+impl LinResult {
+    /// Invalid when some partition is not linearizable, else unknown when some search gave
+    /// up, else valid.
+    fn verdict(&self) -> Validity {
+        if self.illegal_keys > 0 {
+            Validity::Invalid
+        } else if self.unknown_keys > 0 {
+            Validity::Unknown
+        } else {
+            Validity::Valid
+        }
+    }
+
+    /// Adds the partitions of another part of the same history (`spill`).
+    fn absorb(&mut self, other: LinResult) {
+        self.keys += other.keys;
+        self.illegal_keys += other.illegal_keys;
+        self.unknown_keys += other.unknown_keys;
+        self.not_searched_keys += other.not_searched_keys;
+        self.ops += other.ops;
+        self.reason = other.reason.or(self.reason.take());
+        let room = FAILURES_EXPLAINED.saturating_sub(self.failures.len());
+        self.failures.extend(other.failures.into_iter().take(room));
+        self.valid = self.verdict();
+    }
 }
 
 /// The state partition `part` starts in.

@@ -97,6 +97,9 @@ struct Search<'a, M: Model> {
     stack: Vec<Frame<M::State>>,
     state: M::State,
     longest: Vec<usize>,
+    /// How many frames at the bottom of the stack `longest` starts with: only the frames
+    /// above them are copied when `longest` is next rewritten.
+    agreed: usize,
     at_peak: bool,
     /// Scratch for `dead_end`: the inputs of writes called before a read returned.
     before: Vec<&'a M::Input>,
@@ -124,6 +127,7 @@ impl<'a, M: Model> Search<'a, M> {
             stack: Vec::new(),
             state: init,
             longest: Vec::new(),
+            agreed: 0,
             at_peak: false,
             before: Vec::new(),
             prune: true,
@@ -156,9 +160,8 @@ impl<'a, M: Model> Search<'a, M> {
         if self.prune && self.dead_end(op, &next_state) {
             if self.stack.len() >= self.longest.len() {
                 // Still the longest order found: it explains the failure best.
-                self.longest = self.stack.iter().map(|f| f.entry / 2).collect();
+                self.record_longest();
                 self.longest.push(op);
-                self.at_peak = false;
             }
             return false;
         }
@@ -244,15 +247,25 @@ impl<'a, M: Model> Search<'a, M> {
         dead
     }
 
+    /// The stack's ops become the longest order found, copying only the frames pushed since
+    /// the last time.
+    fn record_longest(&mut self) {
+        self.longest.truncate(self.agreed);
+        let above = &self.stack[self.agreed..];
+        self.longest.extend(above.iter().map(|f| f.entry / 2));
+        self.agreed = self.stack.len();
+        self.at_peak = false;
+    }
+
     /// Undoes linearized ops until one leaves alternatives to try; returns the entry to go on
     /// from, or `None` when there is nothing left to undo.
     fn backtrack(&mut self) -> Option<usize> {
         if self.at_peak {
-            self.longest = self.stack.iter().map(|f| f.entry / 2).collect();
-            self.at_peak = false;
+            self.record_longest();
         }
         loop {
             let frame = self.stack.pop()?;
+            self.agreed = self.agreed.min(self.stack.len());
             self.state = frame.state;
             self.linearized.clear(frame.entry / 2);
             self.events.unlift(frame.entry / 2);

@@ -88,10 +88,58 @@ impl CounterModel {
         Ok(model)
     }
 
+    /// The model for partitions already known: `whole` names the partitions checked whole,
+    /// each with its counters in the order they first appear in the history.
+    pub fn with_whole(init: Count, reading: Reading, whole: Vec<(String, Vec<String>)>) -> Self {
+        let mut model = CounterModel {
+            init,
+            reading,
+            ..CounterModel::default()
+        };
+        for (partition, keys) in whole {
+            let cells = model.whole.entry(partition).or_default();
+            for key in keys {
+                cells.insert(key.clone(), model.names.len() as u32);
+                model.names.push(key);
+            }
+        }
+        model
+    }
+
     /// The number of the counter `key` in its partition checked whole; 0 otherwise.
     fn cell(&self, key: &str) -> u32 {
         let cells = self.whole.get(ideal::partition_of(key));
         cells.and_then(|c| c.get(key)).copied().unwrap_or(0)
+    }
+
+    /// The partition an op on `key` belongs to: the key, or its partition when that is
+    /// checked whole.
+    pub fn partition_of(&self, key: &str) -> String {
+        let partition = ideal::partition_of(key);
+        match self.whole.contains_key(partition) {
+            true => partition.to_string(),
+            false => key.to_string(),
+        }
+    }
+
+    /// The model's view of a valid op of `f` on `key`: an add's `delta`, what a read
+    /// `returned` (`None`: unknown, and the read is left out); a scan is left out (leaving
+    /// it out only loosens the check).
+    pub fn input_for(
+        &self,
+        key: &str,
+        f: &F,
+        delta: i64,
+        returned: Option<Count>,
+    ) -> Option<CounterInput> {
+        let cell = self.cell(key);
+        match f {
+            F::Add => Some(CounterInput::Add(cell, delta)),
+            F::Delete if ideal::deletes_partition(key) => Some(CounterInput::Delete(None)),
+            F::Delete => Some(CounterInput::Delete(Some(cell))),
+            F::Read => returned.map(|v| CounterInput::Read(cell, v)),
+            F::Scan | F::Other(_) => None,
+        }
     }
 }
 
@@ -154,12 +202,7 @@ impl Model for CounterModel {
     }
 
     fn partition(&self, call: &Op) -> Option<String> {
-        let key = call.key.as_deref()?;
-        let partition = ideal::partition_of(key);
-        Some(match self.whole.contains_key(partition) {
-            true => partition.to_string(),
-            false => key.to_string(),
-        })
+        Some(self.partition_of(call.key.as_deref()?))
     }
 
     fn input(&self, call: &Op, ret: Option<&Op>) -> Result<Option<CounterInput>, ModelError> {
@@ -168,32 +211,23 @@ impl Model for CounterModel {
             message,
         };
         let key = call.key.as_deref().unwrap_or_default();
-        let cell = self.cell(key);
-        Ok(match call.f {
-            F::Add => Some(CounterInput::Add(
-                cell,
-                call.delta().ok_or_else(|| {
-                    bad(format!("an add needs an integer delta, got {}", call.value))
-                })?,
-            )),
-            F::Delete if ideal::deletes_partition(key) => Some(CounterInput::Delete(None)),
-            F::Delete => Some(CounterInput::Delete(Some(cell))),
-            // A scan reads many counters at once; leaving it out only loosens the check.
-            F::Scan => None,
-            F::Read => match ret {
-                None => None,
-                Some(ret) => Some(CounterInput::Read(
-                    cell,
-                    ret.read_value().ok_or_else(|| {
-                        bad(format!(
-                            "a read must return an integer or null, got {}",
-                            ret.value
-                        ))
-                    })?,
-                )),
-            },
+        let delta = match call.f {
+            F::Add => call
+                .delta()
+                .ok_or_else(|| bad(format!("an add needs an integer delta, got {}", call.value)))?,
+            F::Delete | F::Scan | F::Read => 0,
             _ => return Err(unknown_f(call, "counter", "add, delete, read, scan")),
-        })
+        };
+        let returned = match (&call.f, ret) {
+            (F::Read, Some(ret)) => Some(ret.read_value().ok_or_else(|| {
+                bad(format!(
+                    "a read must return an integer or null, got {}",
+                    ret.value
+                ))
+            })?),
+            _ => None,
+        };
+        Ok(self.input_for(key, &call.f, delta, returned))
     }
 
     fn step(&self, state: &CounterState, input: &CounterInput) -> Option<CounterState> {

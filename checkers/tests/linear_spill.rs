@@ -1,0 +1,90 @@
+//! The linearizability checker as `check` runs it, streaming the history into spill files,
+//! against the same checker over the history held whole: the same result, explanations
+//! included, on generated histories with deletes of every scope, retries and timeouts, each
+//! as generated and with one read pushed outside what any order allows; and the spill
+//! leaves nothing behind in its scratch folder.
+
+use super::ideal_histories::{completion_of, ideal_history, ok_reads, EVERY_SCOPE};
+use checkers::linear::{self, LinOptions, LinResult, ModelKind};
+use checkers::results::{check, CheckOptions};
+use checkers::{Op, Validity};
+use serde_json::json;
+use std::path::Path;
+use std::time::Duration;
+
+/// Histories the test generates.
+const HISTORIES: u64 = 300;
+
+fn options() -> LinOptions {
+    LinOptions {
+        time_limit: Some(Duration::from_secs(60)),
+        threads: 1,
+        all_partitions: true,
+        ..LinOptions::default()
+    }
+}
+
+/// The result of the streamed checker, spilling under `scratch`.
+fn streamed(ops: &[Op], scratch: &Path) -> LinResult {
+    let options = CheckOptions {
+        linearizable: Some(options()),
+        scratch: Some(scratch.to_path_buf()),
+        ..CheckOptions::default()
+    };
+    let results = check(ops.iter().cloned().map(Ok), &options).expect("a well-formed history");
+    let mut lin = results.checkers.linearizable.expect("asked for");
+    lin.elapsed_ms = 0;
+    lin
+}
+
+/// The result of the checker over the history held whole.
+fn whole(ops: &[Op]) -> LinResult {
+    let mut lin = linear::check(ModelKind::Counter, ops, &options()).expect("a counter history");
+    lin.elapsed_ms = 0;
+    lin
+}
+
+#[test]
+fn the_streamed_check_says_what_the_whole_history_says() {
+    let scratch = tempfile::tempdir().expect("a temporary folder");
+    let nothing = streamed(&[], scratch.path());
+    assert_eq!(nothing, whole(&[]), "no ops");
+    assert_eq!(nothing.valid, Validity::Valid, "no ops");
+    let (mut valid, mut invalid) = (0, 0);
+    for seed in 0..HISTORIES {
+        let ops = ideal_history(seed, EVERY_SCOPE);
+        let mut bad = ops.clone();
+        if let Some(&read) = ok_reads(&ops).get(seed as usize % 3) {
+            let done = completion_of(&ops, read);
+            bad[done].value = json!(1_000);
+        }
+        for (what, history) in [("ideal", &ops), ("one read out of bounds", &bad)] {
+            let (streamed, whole) = (streamed(history, scratch.path()), whole(history));
+            assert_eq!(streamed, whole, "seed {seed}, {what}");
+            match whole.valid {
+                Validity::Valid => valid += 1,
+                Validity::Invalid => invalid += 1,
+                Validity::Unknown => panic!("seed {seed}, {what}: the search gave up"),
+            }
+        }
+        let left: Vec<_> = std::fs::read_dir(scratch.path())
+            .expect("the scratch folder")
+            .collect();
+        assert!(left.is_empty(), "seed {seed}: the spill left {left:?}");
+    }
+    assert!(valid >= HISTORIES, "{valid} valid");
+    assert!(invalid >= HISTORIES / 2, "{invalid} invalid");
+}
+
+#[test]
+fn a_history_the_model_rejects_is_unknown_with_the_same_reason() {
+    let mut ops = ideal_history(3, EVERY_SCOPE);
+    let read = ok_reads(&ops)[0];
+    let done = completion_of(&ops, read);
+    ops[done].value = json!("seven");
+    let scratch = tempfile::tempdir().expect("a temporary folder");
+    let streamed = streamed(&ops, scratch.path());
+    let error = linear::check(ModelKind::Counter, &ops, &options()).expect_err("rejected");
+    assert_eq!(streamed.valid, Validity::Unknown);
+    assert_eq!(streamed.reason, Some(error.to_string()));
+}
