@@ -10,7 +10,7 @@ use checkers::history::{
     detect_file, read_history, Format, HistoryError, JsonlReader, ReadOptions,
 };
 use checkers::ideal::Reading;
-use checkers::linear::LinOptions;
+use checkers::linear::{LinOptions, LinResult, Spill};
 use checkers::results::{check, CheckOptions, Results};
 use checkers::tombstones::Thresholds;
 use checkers::Op;
@@ -134,6 +134,37 @@ fn check_beside_parsing<R: std::io::BufRead + Send>(
             .unwrap_or_else(|p| std::panic::resume_unwind(p));
         (results, warnings)
     })
+}
+
+/// Whether a history file is our JSONL (by `format`, or detected when `None`): the format
+/// the checkers can stream.
+pub fn is_jsonl(path: &Path, format: Option<Format>) -> anyhow::Result<bool> {
+    let format = match format {
+        Some(f) => Some(f),
+        None => detect_file(path).map_err(BadInput::from)?,
+    };
+    Ok(matches!(format, None | Some(Format::Jsonl)))
+}
+
+/// Linearizability against the counter model of a JSONL history, streamed through the
+/// spill (nothing kept), with what the reader tolerated; the search's options are taken
+/// once the history has been read.
+pub fn lin_streamed(
+    path: &Path,
+    read: ReadOptions,
+    options: impl FnOnce() -> LinOptions,
+) -> anyhow::Result<(LinResult, Vec<String>)> {
+    let mut reader = JsonlReader::open(path)
+        .map_err(BadInput::from)?
+        .with_options(read);
+    let mut spill = Spill::new(path.parent());
+    for op in reader.by_ref() {
+        spill.observe(&op.map_err(BadInput::from)?);
+    }
+    let result = spill
+        .finish(&options())
+        .map_err(|e| BadInput::Usage(format!("{}: {e}", path.display())))?;
+    Ok((result, reader.warnings().to_vec()))
 }
 
 /// The target's history, whole, with what the reader tolerated.

@@ -170,3 +170,32 @@ fn past_the_memory_or_time_limit_the_answer_is_unknown_with_the_reason() {
     let out = run(&["lin", &hard, "--model", "counter", "--memory-limit", "0"]);
     assert_eq!(out.status.code(), Some(254), "{out:?}");
 }
+
+#[test]
+fn a_counter_history_streamed_says_what_it_says_read_whole() {
+    // Without --html a JSONL counter history is streamed through the spill; with it, read
+    // whole (the page draws the failing key's ops).
+    let dir = tempfile::tempdir().expect("temp dir");
+    let hard = subset_sum_history(dir.path(), 8);
+    let page = dir.path().join("page.html");
+    let page = page.to_str().expect("utf-8");
+    let base = ["lin", &hard, "--model", "counter", "--init", "0", "--json"];
+    let streamed = run(&base);
+    let whole = run(&[&base[..], &["--html", page]].concat());
+    assert_eq!(streamed.status.code(), Some(1), "{streamed:?}");
+    assert_eq!(whole.status.code(), Some(1), "{whole:?}");
+    let result = |out: &std::process::Output| {
+        let mut v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+        v["elapsed_ms"] = serde_json::Value::Null;
+        v
+    };
+    assert_eq!(result(&streamed), result(&whole));
+    assert!(std::path::Path::new(page).exists(), "the page was drawn");
+    let left: Vec<_> = std::fs::read_dir(dir.path())
+        .expect("the folder")
+        .filter_map(Result::ok)
+        .map(|e| e.file_name())
+        .filter(|n| n.to_string_lossy().starts_with(".lin-spill"))
+        .collect();
+    assert!(left.is_empty(), "the spill left {left:?}");
+}

@@ -4,7 +4,7 @@ use crate::convergence::{ConvergenceChecker, ConvergenceResult};
 use crate::counter::{CounterChecker, CounterResult};
 use crate::history::HistoryError;
 use crate::ideal::Reading;
-use crate::linear::{LinOptions, LinResult, Spill};
+use crate::linear::{LinOptions, LinResult, ModelKind, Spill};
 use crate::op::Op;
 use crate::oracle::{self, OracleResult};
 use crate::resurrection::ResurrectionResult;
@@ -151,7 +151,12 @@ pub fn check(
                 reading: options.reading,
                 ..lin.clone()
             };
-            spill.finish(&lin)
+            spill.finish(&lin).unwrap_or_else(|e| LinResult {
+                valid: Validity::Unknown,
+                model: ModelKind::Counter.as_str().to_string(),
+                reason: Some(e.to_string()),
+                ..LinResult::default()
+            })
         });
     let mut counter = counter.finish();
     let resurrection = std::mem::take(&mut counter.resurrection);

@@ -8,7 +8,7 @@ use crate::workload;
 use anyhow::Context;
 use checkers::history::{read_history, write_edn, ReadOptions, MAX_LINE_BYTES};
 use checkers::ideal::Reading;
-use checkers::linear::{self, LinOptions};
+use checkers::linear::{self, LinOptions, LinResult, ModelKind};
 use checkers::Validity;
 use clap::Args;
 use std::io::Write;
@@ -172,13 +172,8 @@ pub fn lin(args: LinArgs) -> anyhow::Result<Validity> {
         Some(mb) => usize::try_from(mb.saturating_mul(1 << 20)).unwrap_or(usize::MAX),
         None => linear::default_memory_limit(),
     };
-    let (ops, warnings) =
-        read_history(&args.path, args.format, args.read.options()).map_err(BadInput::from)?;
-    for warning in &warnings {
-        eprintln!("warning: {warning}");
-    }
-    let options = LinOptions {
-        init: args.init.unwrap_or(linear::Val::Nil),
+    let options = |start: Instant| LinOptions {
+        init: args.init.clone().unwrap_or(linear::Val::Nil),
         // The limit counts from the command's start: reading the file is part of it.
         time_limit: time_limit.map(|t| t.saturating_sub(start.elapsed())),
         memory_limit,
@@ -189,7 +184,25 @@ pub fn lin(args: LinArgs) -> anyhow::Result<Validity> {
         generic: args.generic,
         ..LinOptions::default()
     };
-    let result = linear::check(args.model, &ops, &options)
+    // A counter history in our format is streamed (nothing kept) unless a page of its
+    // failure is asked for, which draws the failing key's ops from the history.
+    let streamed = args.model == ModelKind::Counter
+        && args.html.is_none()
+        && check::is_jsonl(&args.path, args.format)?;
+    if streamed {
+        let (result, warnings) =
+            check::lin_streamed(&args.path, args.read.options(), || options(start))?;
+        for warning in &warnings {
+            eprintln!("warning: {warning}");
+        }
+        return print_lin(&args, &result, None);
+    }
+    let (ops, warnings) =
+        read_history(&args.path, args.format, args.read.options()).map_err(BadInput::from)?;
+    for warning in &warnings {
+        eprintln!("warning: {warning}");
+    }
+    let result = linear::check(args.model, &ops, &options(start))
         .map_err(|e| BadInput::Usage(format!("{}: {e}", args.path.display())))?;
     let page = match (&args.html, result.failures.first()) {
         (Some(path), Some(failure)) => {
@@ -199,10 +212,19 @@ pub fn lin(args: LinArgs) -> anyhow::Result<Validity> {
         }
         _ => None,
     };
+    print_lin(&args, &result, page)
+}
+
+/// Prints a `checker lin` result, as JSON or as the summary.
+fn print_lin(
+    args: &LinArgs,
+    result: &LinResult,
+    page: Option<&std::path::Path>,
+) -> anyhow::Result<Validity> {
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&result)?);
+        println!("{}", serde_json::to_string_pretty(result)?);
     } else {
-        print!("{}", summary::render_lin(&args.path, &result, page));
+        print!("{}", summary::render_lin(&args.path, result, page));
     }
     Ok(result.valid)
 }

@@ -181,25 +181,29 @@ pub fn check_model<M: Model>(
     let deadline = options.time_limit.map(|t| start + t);
     let parts = partitions(model, history)?;
     let describe = |call| explain::describe_op(history, call);
-    let mut result = check_partitions(model, parts, options, deadline, &describe);
+    let decided = AtomicBool::new(false);
+    let mut result = check_partitions(model, parts, options, deadline, &describe, &decided);
     result.elapsed_ms = start.elapsed().as_millis() as u64;
     Ok(result)
 }
 
 /// Searches partitions already built, explaining the first failing ones with `describe`
 /// (an op, by the index of its invoke, in words); `elapsed_ms` is left to the caller.
+/// `decided` is set once some partition is not linearizable, and stops the searches that
+/// share it (unless `all_partitions`).
 fn check_partitions<M: Model>(
     model: &M,
     mut parts: Vec<Partition<M::Input>>,
     options: &LinOptions,
     deadline: Option<Instant>,
     describe: &dyn Fn(u64) -> String,
+    decided: &AtomicBool,
 ) -> LinResult {
     let models: Vec<M> = parts
         .iter_mut()
         .map(|p| model.for_partition(&mut p.ops))
         .collect();
-    let verdicts = search_all(&models, &parts, options, deadline);
+    let verdicts = search_all(&models, &parts, options, deadline, decided);
     let mut result = LinResult {
         keys: parts.len(),
         ops: parts.iter().map(|p| p.ops.len()).sum(),
@@ -272,10 +276,10 @@ fn search_all<M: Model>(
     parts: &[Partition<M::Input>],
     options: &LinOptions,
     deadline: Option<Instant>,
+    decided: &AtomicBool,
 ) -> Vec<Verdict> {
     let memory_used = AtomicUsize::new(0);
     let cancelled = AtomicBool::new(false);
-    let decided = AtomicBool::new(false);
     let reason = OnceLock::new();
     let limits = Limits {
         reason: &reason,
@@ -283,7 +287,7 @@ fn search_all<M: Model>(
         memory_limit: options.memory_limit,
         memory_used: &memory_used,
         cancelled: &cancelled,
-        decided: &decided,
+        decided,
         generic: options.generic,
     };
     let mut order: Vec<usize> = (0..parts.len()).collect();

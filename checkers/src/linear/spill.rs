@@ -5,14 +5,17 @@
 //! `prepare` groups a whole history, searched and dropped. Memory holds the ops in flight,
 //! one file's records and its search at a time, never the history.
 
+mod group;
+mod record;
+
 use super::explain::said;
 use super::model::{Model, ModelError};
-use super::models::{CounterInput, CounterModel};
-use super::partition::{LinOp, Partition};
+use super::models::CounterModel;
 use super::{check_partitions, LinOptions, LinResult, ModelKind, Val};
 use crate::ideal::{self, Count};
 use crate::op::{Op, OpType, Process, F};
 use crate::validity::Validity;
+use record::{f_code, End, Record, NONE, RECORD};
 use serde_json::Value;
 use std::cell::OnceCell;
 use std::collections::{BTreeMap, HashMap};
@@ -20,103 +23,13 @@ use std::fs::File;
 use std::hash::{Hash, Hasher};
 use std::io::{BufReader, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Mutex;
 use std::time::Instant;
 
 /// Spill files: partitions are spread over this many, so memory holds about this share of
 /// the history's ops at a time (more where one partition is hot).
 const FILES: usize = 64;
-/// Bytes of one record.
-const RECORD: usize = 48;
-/// No index (an op that never completed, or is no retry).
-const NONE: u64 = u64::MAX;
-
-/// How an attempt ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum End {
-    Ok = 0,
-    Fail = 1,
-    Info = 2,
-    Open = 3,
-}
-
-/// One attempt of a client op: its invoke and how it ended, in 48 bytes.
-#[derive(Debug, Clone, Copy)]
-struct Record {
-    call: u64,
-    /// Index of the completion (`NONE`: never completed).
-    ret: u64,
-    retry_of: u64,
-    /// An add's delta; the count an ok read returned.
-    value: i64,
-    process: u64,
-    key: u32,
-    f: u8,
-    end: End,
-    /// An ok read that returned `null`.
-    null: bool,
-}
-
-impl Record {
-    fn encode(&self) -> [u8; RECORD] {
-        let mut out = [0; RECORD];
-        out[0..8].copy_from_slice(&self.call.to_le_bytes());
-        out[8..16].copy_from_slice(&self.ret.to_le_bytes());
-        out[16..24].copy_from_slice(&self.retry_of.to_le_bytes());
-        out[24..32].copy_from_slice(&self.value.to_le_bytes());
-        out[32..40].copy_from_slice(&self.process.to_le_bytes());
-        out[40..44].copy_from_slice(&self.key.to_le_bytes());
-        out[44] = self.f;
-        out[45] = self.end as u8;
-        out[46] = self.null as u8;
-        out
-    }
-
-    fn decode(b: &[u8; RECORD]) -> Self {
-        let u64_at = |i: usize| u64::from_le_bytes(b[i..i + 8].try_into().unwrap_or_default());
-        Record {
-            call: u64_at(0),
-            ret: u64_at(8),
-            retry_of: u64_at(16),
-            value: u64_at(24) as i64,
-            process: u64_at(32),
-            key: u32::from_le_bytes(b[40..44].try_into().unwrap_or_default()),
-            f: b[44],
-            end: match b[45] {
-                0 => End::Ok,
-                1 => End::Fail,
-                2 => End::Info,
-                _ => End::Open,
-            },
-            null: b[46] != 0,
-        }
-    }
-
-    fn f(&self) -> F {
-        match self.f {
-            0 => F::Add,
-            1 => F::Delete,
-            2 => F::Read,
-            _ => F::Scan,
-        }
-    }
-
-    /// What an ok read returned; `None` for anything else.
-    fn returned(&self) -> Option<Count> {
-        (self.f == 2 && self.end == End::Ok).then(|| (!self.null).then_some(self.value))
-    }
-}
-
-/// The code of a counter function in a record; `None` for any other.
-fn f_code(f: &F) -> Option<u8> {
-    match f {
-        F::Add => Some(0),
-        F::Delete => Some(1),
-        F::Read => Some(2),
-        F::Scan => Some(3),
-        F::Other(_) => None,
-    }
-}
-
 /// Collects a counter history's client ops, as they stream by, into spill files; `finish`
 /// searches them.
 pub struct Spill {
@@ -269,8 +182,9 @@ impl Spill {
         self.dir.join(format!("{file:02}.bin"))
     }
 
-    /// Searches every partition, one spill file after another, within `options`' limits.
-    pub fn finish(mut self, options: &LinOptions) -> LinResult {
+    /// Searches every partition, one spill file after another, within `options`' limits;
+    /// the first op the model rejects is the error, as for a history held whole.
+    pub fn finish(mut self, options: &LinOptions) -> Result<LinResult, ModelError> {
         let start = Instant::now();
         let deadline = options.time_limit.map(|t| start + t);
         let mut open: Vec<(Op, u32)> = std::mem::take(&mut self.open).into_values().collect();
@@ -301,34 +215,98 @@ impl Spill {
             model: ModelKind::Counter.as_str().to_string(),
             ..LinResult::default()
         };
-        let failed = self.error.as_ref().map(ToString::to_string).or(self
-            .io
-            .clone()
-            .map(|e| format!("spilling the history: {e}")));
-        if let Some(reason) = failed {
-            result.valid = Validity::Unknown;
-            result.reason = Some(reason);
-            return result;
+        if let Some(error) = self.error.take() {
+            return Err(error);
         }
-        for files in self.groups() {
-            let records = match self.load(&files) {
-                Ok(records) => records,
+        if let Some(e) = &self.io {
+            result.valid = Validity::Unknown;
+            result.reason = Some(format!("spilling the history: {e}"));
+            return Ok(result);
+        }
+        let mut groups = self.groups();
+        if !options.all_partitions {
+            // A read out of bounds is found in one pass: the groups that have one go first,
+            // so that it decides at once.
+            let refuted = |files: &Vec<usize>| !self.refutes(files, init, options);
+            groups.sort_by_cached_key(refuted);
+        }
+        let searched = self.search_all(&groups, init, options, deadline);
+        for found in searched {
+            match found {
+                Ok(part) => result.absorb(part),
                 Err(e) => {
                     result.valid = Validity::Unknown;
                     result.reason = Some(format!("reading back the spilled history: {e}"));
-                    return result;
+                    return Ok(result);
                 }
-            };
-            let decided = result.illegal_keys > 0 && !options.all_partitions;
-            result.absorb(self.search(&files, records, init, options, deadline, decided));
-            // Searched: their disk space is no longer needed.
-            for &file in &files {
-                let _ = std::fs::remove_file(self.path(file));
             }
         }
         result.valid = result.verdict();
         result.elapsed_ms = start.elapsed().as_millis() as u64;
-        result
+        Ok(result)
+    }
+
+    /// Searches the groups of spill files on `options.threads` threads, a group at a time
+    /// each (the threads left over search a group's partitions side by side), deleting each
+    /// group's files once searched; the results in the groups' order. Once one is not
+    /// linearizable, the groups not begun are only counted, unless `all_partitions`.
+    fn search_all(
+        &self,
+        groups: &[Vec<usize>],
+        init: Count,
+        options: &LinOptions,
+        deadline: Option<Instant>,
+    ) -> Vec<std::io::Result<LinResult>> {
+        let workers = options.threads.clamp(1, groups.len().max(1));
+        let inner = LinOptions {
+            threads: (options.threads / workers).max(1),
+            ..options.clone()
+        };
+        let next = AtomicUsize::new(0);
+        // Set once a partition is not linearizable: it stops the other searches too.
+        let decided = AtomicBool::new(false);
+        let found: Mutex<Vec<Option<std::io::Result<LinResult>>>> =
+            Mutex::new((0..groups.len()).map(|_| None).collect());
+        std::thread::scope(|scope| {
+            for _ in 0..workers {
+                scope.spawn(|| {
+                    loop {
+                        let i = next.fetch_add(1, Ordering::Relaxed);
+                        let Some(files) = groups.get(i) else {
+                            break;
+                        };
+                        let part = self.load(files).map(|records| {
+                            self.search(files, records, init, &inner, deadline, &decided)
+                        });
+                        // Searched: the files' disk space is no longer needed.
+                        for &file in files {
+                            let _ = std::fs::remove_file(self.path(file));
+                        }
+                        let mut found = found.lock().unwrap_or_else(|e| e.into_inner());
+                        found[i] = Some(part);
+                    }
+                });
+            }
+        });
+        let found = found.into_inner().unwrap_or_else(|e| e.into_inner());
+        found
+            .into_iter()
+            .map(|f| f.unwrap_or_else(|| Err(std::io::Error::other("a group was not searched"))))
+            .collect()
+    }
+
+    /// Whether some partition of a group holds a read the model refutes in one pass.
+    fn refutes(&self, files: &[usize], init: Count, options: &LinOptions) -> bool {
+        let Ok(records) = self.load(files) else {
+            return false;
+        };
+        let model = group::model(&records, &self.names, &self.whole, init, options.reading);
+        let parts = group::partitions(&model, &records, &self.names);
+        parts.iter().any(|p| {
+            model
+                .refute(&model.init(p.key.as_deref()), &p.ops)
+                .is_some()
+        })
     }
 
     /// The spill files to search together: each alone, except that the files holding the
@@ -378,7 +356,7 @@ impl Spill {
     }
 
     /// Groups the records of some spill files into partitions and searches them (or only
-    /// counts them, once `decided`). The records are dropped before the search and read
+    /// counts them, once `decided` says another was not linearizable). The records are dropped before the search and read
     /// again only if a failure is explained.
     fn search(
         &self,
@@ -387,28 +365,12 @@ impl Spill {
         init: Count,
         options: &LinOptions,
         deadline: Option<Instant>,
-        decided: bool,
+        decided: &AtomicBool,
     ) -> LinResult {
-        let name = |r: &Record| self.names[r.key as usize].as_str();
-        let mut whole: BTreeMap<&str, Vec<String>> = BTreeMap::new();
-        let mut seen = vec![false; self.names.len()];
-        for r in &records {
-            let partition = ideal::partition_of(name(r));
-            let cells = match self.whole.get_key_value(partition) {
-                Some((p, _)) => whole.entry(p.as_str()).or_default(),
-                None => continue,
-            };
-            if !ideal::deletes_partition(name(r))
-                && !std::mem::replace(&mut seen[r.key as usize], true)
-            {
-                cells.push(name(r).to_string());
-            }
-        }
-        let whole = whole.into_iter().map(|(p, k)| (p.to_string(), k));
-        let model = CounterModel::with_whole(init, options.reading, whole.collect());
-        let parts = partitions(&model, &records, &self.names);
+        let model = group::model(&records, &self.names, &self.whole, init, options.reading);
+        let parts = group::partitions(&model, &records, &self.names);
         drop(records);
-        if decided {
+        if decided.load(Ordering::Relaxed) && !options.all_partitions {
             return LinResult {
                 keys: parts.len(),
                 not_searched_keys: parts.len(),
@@ -440,7 +402,7 @@ impl Spill {
                 returned.as_ref(),
             )
         };
-        check_partitions(&model, parts, options, deadline, &describe)
+        check_partitions(&model, parts, options, deadline, &describe, decided)
     }
 }
 
@@ -456,82 +418,4 @@ fn file_of(key: &str) -> usize {
     let mut hasher = rustc_hash::FxHasher::default();
     key.hash(&mut hasher);
     (hasher.finish() % FILES as u64) as usize
-}
-
-/// One intended op: its first attempt and how its attempts (the op and its retries) ended.
-struct Intent {
-    first: usize,
-    /// The ok attempt that returned first.
-    ok: Option<usize>,
-    /// Some attempt may have taken effect without saying so.
-    maybe: bool,
-    /// The last info completion.
-    info: Option<u64>,
-}
-
-/// One file's records (in call order) as partitions, by the rules of `prepare::partitions`:
-/// retries joined to the op they retry, an op whose every attempt failed left out, one that
-/// succeeded returning at its first ok completion.
-fn partitions(
-    model: &CounterModel,
-    records: &[Record],
-    names: &[String],
-) -> Vec<Partition<CounterInput>> {
-    let mut intents: Vec<Intent> = Vec::new();
-    let mut intent_of: HashMap<u64, usize> = HashMap::new();
-    for (i, r) in records.iter().enumerate() {
-        let retried = (r.retry_of != NONE)
-            .then(|| intent_of.get(&r.retry_of))
-            .flatten();
-        let n = match retried {
-            Some(&n) => n,
-            None => {
-                intents.push(Intent {
-                    first: i,
-                    ok: None,
-                    maybe: false,
-                    info: None,
-                });
-                intents.len() - 1
-            }
-        };
-        intent_of.insert(r.call, n);
-        let intent = &mut intents[n];
-        match r.end {
-            End::Ok if intent.ok.is_none_or(|o| records[o].ret > r.ret) => intent.ok = Some(i),
-            End::Ok | End::Fail => {}
-            End::Info => {
-                intent.maybe = true;
-                intent.info = intent.info.max(Some(r.ret));
-            }
-            End::Open => intent.maybe = true,
-        }
-    }
-    let mut groups: BTreeMap<String, Vec<LinOp<CounterInput>>> = BTreeMap::new();
-    for intent in intents.iter().filter(|i| i.ok.is_some() || i.maybe) {
-        let first = &records[intent.first];
-        let ok = intent.ok.map(|o| &records[o]);
-        let returned = ok.and_then(Record::returned);
-        let key = names[first.key as usize].as_str();
-        let Some(input) = model.input_for(key, &first.f(), first.value, returned) else {
-            continue;
-        };
-        groups
-            .entry(model.partition_of(key))
-            .or_default()
-            .push(LinOp {
-                input,
-                call: first.call,
-                ret: ok.map(|o| o.ret),
-                hint: intent.info.filter(|_| ok.is_none()),
-                process: Process::Client(first.process),
-            });
-    }
-    groups
-        .into_iter()
-        .map(|(key, ops)| Partition {
-            key: Some(key),
-            ops,
-        })
-        .collect()
 }
