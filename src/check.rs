@@ -136,14 +136,13 @@ fn check_beside_parsing<R: std::io::BufRead + Send>(
     })
 }
 
-/// Whether a history file is our JSONL (by `format`, or detected when `None`): the format
-/// the checkers can stream.
+/// Whether a history file is our JSONL, by `format` or, when `None`, by its content.
 pub fn is_jsonl(path: &Path, format: Option<Format>) -> anyhow::Result<bool> {
     let format = match format {
         Some(f) => Some(f),
         None => detect_file(path).map_err(BadInput::from)?,
     };
-    Ok(matches!(format, None | Some(Format::Jsonl)))
+    Ok(format == Some(Format::Jsonl))
 }
 
 /// Linearizability against the counter model of a JSONL history, streamed through the

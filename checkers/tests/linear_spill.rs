@@ -7,8 +7,8 @@
 use super::ideal_histories::{completion_of, ideal_history, ok_reads, EVERY_SCOPE};
 use checkers::linear::{self, LinOptions, LinResult, ModelKind};
 use checkers::results::{check, CheckOptions};
-use checkers::{Op, Validity};
-use serde_json::json;
+use checkers::{Op, OpType, Process, Validity, F};
+use serde_json::{json, Value};
 use std::path::Path;
 use std::time::Duration;
 
@@ -87,4 +87,59 @@ fn a_history_the_model_rejects_is_unknown_with_the_same_reason() {
     let error = linear::check(ModelKind::Counter, &ops, &options()).expect_err("rejected");
     assert_eq!(streamed.valid, Validity::Unknown);
     assert_eq!(streamed.reason, Some(error.to_string()));
+}
+
+#[test]
+fn an_op_unlike_the_usual_ones_is_described_as_the_history_says_it() {
+    // An add whose ok answers the new total (not the delta), then a column delete with its
+    // scope, then a read of `null` that the add forbids: the sentence that says why names
+    // the add as the history wrote it, and the delete is said as written too.
+    let steps = [
+        (F::Add, json!(1), json!(5)),
+        (F::Read, Value::Null, Value::Null),
+        (F::Delete, json!({"scope": "column"}), Value::Null),
+        (F::Read, Value::Null, json!(1)),
+    ];
+    let mut ops = Vec::new();
+    for (f, invoked, returned) in steps {
+        for (kind, value) in [(OpType::Invoke, invoked), (OpType::Ok, returned)] {
+            let key = Some("p/x".to_string());
+            let mut op = Op::new(Process::Client(0), kind, f.clone(), key, value);
+            op.index = ops.len() as u64;
+            op.time = op.index;
+            ops.push(op);
+        }
+    }
+    let scratch = tempfile::tempdir().expect("a temporary folder");
+    let (streamed, whole) = (streamed(&ops, scratch.path()), whole(&ops));
+    assert_eq!(streamed, whole);
+    assert_eq!(whole.valid, Validity::Invalid);
+    let because = &whole.failures[0].because;
+    assert!(because.contains("[0] p0 add 1 → 5"), "{because}");
+}
+
+#[test]
+fn the_model_rejects_the_op_a_whole_history_names_first() {
+    // Two ops the counter model does not know, completing in the other order than they
+    // were invoked: the error names the one invoked first, as for the history held whole.
+    let mut ops = Vec::new();
+    for (process, kind) in [
+        (1, OpType::Invoke),
+        (2, OpType::Invoke),
+        (2, OpType::Ok),
+        (1, OpType::Ok),
+    ] {
+        let key = Some("p/x".to_string());
+        let f = F::Other("cas".into());
+        let mut op = Op::new(Process::Client(process), kind, f, key, Value::Null);
+        op.index = ops.len() as u64;
+        ops.push(op);
+    }
+    let scratch = tempfile::tempdir().expect("a temporary folder");
+    let error = linear::check(ModelKind::Counter, &ops, &options()).expect_err("rejected");
+    assert_eq!(
+        streamed(&ops, scratch.path()).reason,
+        Some(error.to_string())
+    );
+    assert!(error.to_string().contains("index 0"), "{error}");
 }

@@ -181,29 +181,42 @@ pub fn check_model<M: Model>(
     let deadline = options.time_limit.map(|t| start + t);
     let parts = partitions(model, history)?;
     let describe = |call| explain::describe_op(history, call);
-    let decided = AtomicBool::new(false);
-    let mut result = check_partitions(model, parts, options, deadline, &describe, &decided);
+    let shared = Shared::default();
+    let mut result = check_partitions(model, parts, options, deadline, &describe, &shared);
     result.elapsed_ms = start.elapsed().as_millis() as u64;
     Ok(result)
 }
 
-/// Searches partitions already built, explaining the first failing ones with `describe`
-/// (an op, by the index of its invoke, in words); `elapsed_ms` is left to the caller.
-/// `decided` is set once some partition is not linearizable, and stops the searches that
-/// share it (unless `all_partitions`).
+/// What the searches of one check share, however many calls of `check_partitions` make
+/// them: when to stop, the memory their caches hold, and the failures explained so far.
+#[derive(Default)]
+struct Shared {
+    memory_used: AtomicUsize,
+    /// Set when any search gives up, so the others stop too.
+    cancelled: AtomicBool,
+    reason: OnceLock<&'static str>,
+    /// Set once a partition is not linearizable (unless `all_partitions`): the others stop.
+    decided: AtomicBool,
+    /// Failures explained, or being explained; at most `FAILURES_EXPLAINED` are.
+    explained: AtomicUsize,
+}
+
+/// Searches partitions already built, explaining failing ones with `describe` (an op, by
+/// the index of its invoke, in words) while `shared` has room; `elapsed_ms` is left to the
+/// caller.
 fn check_partitions<M: Model>(
     model: &M,
     mut parts: Vec<Partition<M::Input>>,
     options: &LinOptions,
     deadline: Option<Instant>,
     describe: &dyn Fn(u64) -> String,
-    decided: &AtomicBool,
+    shared: &Shared,
 ) -> LinResult {
     let models: Vec<M> = parts
         .iter_mut()
         .map(|p| model.for_partition(&mut p.ops))
         .collect();
-    let verdicts = search_all(&models, &parts, options, deadline, decided);
+    let verdicts = search_all(&models, &parts, options, deadline, shared);
     let mut result = LinResult {
         keys: parts.len(),
         ops: parts.iter().map(|p| p.ops.len()).sum(),
@@ -214,7 +227,7 @@ fn check_partitions<M: Model>(
             Verdict::Linearizable => {}
             Verdict::NotLinearizable { longest, failing } => {
                 result.illegal_keys += 1;
-                if result.failures.len() < FAILURES_EXPLAINED {
+                if shared.explained.fetch_add(1, Ordering::Relaxed) < FAILURES_EXPLAINED {
                     let start = init(model, part);
                     let limit = options.memory_limit;
                     let found = explain::Found {
@@ -250,7 +263,8 @@ impl LinResult {
         }
     }
 
-    /// Adds the partitions of another part of the same history (`spill`).
+    /// Adds the partitions of another part of the same history (`spill`); its failures are
+    /// put in key order, as one search of the whole history gives them.
     fn absorb(&mut self, other: LinResult) {
         self.keys += other.keys;
         self.illegal_keys += other.illegal_keys;
@@ -258,8 +272,8 @@ impl LinResult {
         self.not_searched_keys += other.not_searched_keys;
         self.ops += other.ops;
         self.reason = other.reason.or(self.reason.take());
-        let room = FAILURES_EXPLAINED.saturating_sub(self.failures.len());
-        self.failures.extend(other.failures.into_iter().take(room));
+        self.failures.extend(other.failures);
+        self.failures.sort_by(|a, b| a.key.cmp(&b.key));
         self.valid = self.verdict();
     }
 }
@@ -276,17 +290,15 @@ fn search_all<M: Model>(
     parts: &[Partition<M::Input>],
     options: &LinOptions,
     deadline: Option<Instant>,
-    decided: &AtomicBool,
+    shared: &Shared,
 ) -> Vec<Verdict> {
-    let memory_used = AtomicUsize::new(0);
-    let cancelled = AtomicBool::new(false);
-    let reason = OnceLock::new();
+    let decided = &shared.decided;
     let limits = Limits {
-        reason: &reason,
+        reason: &shared.reason,
         deadline,
         memory_limit: options.memory_limit,
-        memory_used: &memory_used,
-        cancelled: &cancelled,
+        memory_used: &shared.memory_used,
+        cancelled: &shared.cancelled,
         decided,
         generic: options.generic,
     };

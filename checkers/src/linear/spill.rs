@@ -11,19 +11,22 @@ mod record;
 use super::explain::said;
 use super::model::{Model, ModelError};
 use super::models::CounterModel;
-use super::{check_partitions, LinOptions, LinResult, ModelKind, Val};
+use super::partition::Partition;
+use super::{check_partitions, LinOptions, LinResult, ModelKind, Shared, Val};
 use crate::ideal::{self, Count};
 use crate::op::{Op, OpType, Process, F};
 use crate::validity::Validity;
-use record::{f_code, End, Record, NONE, RECORD};
+use group::name;
+use record::{f_code, End, Record, NONE, NO_KEY, RECORD};
 use serde_json::Value;
 use std::cell::OnceCell;
+use std::cmp::Reverse;
 use std::collections::{BTreeMap, HashMap};
 use std::fs::File;
 use std::hash::{Hash, Hasher};
 use std::io::{BufReader, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::Instant;
 
@@ -44,8 +47,13 @@ pub struct Spill {
     whole: BTreeMap<String, u64>,
     /// Checks each op as the model will see it (cells do not matter for that).
     model: CounterModel,
-    /// The first op the model rejects.
-    error: Option<ModelError>,
+    /// The first process that invoked again before its op completed.
+    paired: Option<ModelError>,
+    /// The op with the earliest invoke that the model rejects.
+    rejected: Option<ModelError>,
+    /// What the records cannot say of an op, to describe it as the history does: its
+    /// invoke's value and, when ok, its completion's (only for ops unlike the usual ones).
+    described: HashMap<u64, (Value, Option<Value>)>,
     /// The first spill file that could not be written or read.
     io: Option<String>,
 }
@@ -57,7 +65,9 @@ impl Spill {
         let nanos = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.subsec_nanos());
-        let name = format!(".lin-spill-{}-{nanos}", std::process::id());
+        static MADE: AtomicUsize = AtomicUsize::new(0);
+        let made = MADE.fetch_add(1, Ordering::Relaxed);
+        let name = format!(".lin-spill-{}-{made}-{nanos}", std::process::id());
         let temp = std::env::temp_dir().join(&name);
         let dir = match scratch.map(|s| s.join(&name)) {
             Some(dir) if std::fs::create_dir_all(&dir).is_ok() => dir,
@@ -75,7 +85,9 @@ impl Spill {
             open: HashMap::new(),
             whole: BTreeMap::new(),
             model: CounterModel::default(),
-            error: None,
+            paired: None,
+            rejected: None,
+            described: HashMap::new(),
             io,
         }
     }
@@ -85,17 +97,14 @@ impl Spill {
         let Process::Client(process) = op.process else {
             return;
         };
-        if self.error.is_some() {
-            return;
-        }
         if op.kind == OpType::Invoke {
-            let key = self.key(op.key.as_deref().unwrap_or_default());
+            let key = self.key(op.key.as_deref());
             if op.f == F::Delete && op.key.as_deref().is_some_and(ideal::deletes_partition) {
                 let partition = op.key.clone().unwrap_or_default();
                 self.whole.entry(partition).or_insert(op.index);
             }
             if let Some((previous, _)) = self.open.insert(process, (op.clone(), key)) {
-                self.error = Some(ModelError {
+                self.paired.get_or_insert(ModelError {
                     index: op.index,
                     message: format!(
                         "process {} invoked again before its op at index {} completed",
@@ -116,8 +125,11 @@ impl Spill {
         self.record(&invoke, key, Some(op), end);
     }
 
-    /// The number of a key, given at its first op.
-    fn key(&mut self, key: &str) -> u32 {
+    /// The number of a key, given at its first op (`NO_KEY` for none).
+    fn key(&mut self, key: Option<&str>) -> u32 {
+        let Some(key) = key else {
+            return NO_KEY;
+        };
         if let Some(&n) = self.keys.get(key) {
             return n;
         }
@@ -132,7 +144,9 @@ impl Spill {
         let ok = done.filter(|_| end == End::Ok);
         if end != End::Fail {
             if let Err(e) = self.model.input(invoke, ok) {
-                self.error.get_or_insert(e);
+                if self.rejected.as_ref().is_none_or(|r| e.index < r.index) {
+                    self.rejected = Some(e);
+                }
                 return;
             }
         }
@@ -157,7 +171,12 @@ impl Spill {
             end,
             null: ok.is_some_and(|o| o.value.is_null()),
         };
-        let file = file_of(&self.names[key as usize]);
+        let (value, returned) = record.described();
+        if value != invoke.value || returned != ok.map(|o| o.value.clone()) {
+            let said = (invoke.value.clone(), ok.map(|o| o.value.clone()));
+            self.described.insert(invoke.index, said);
+        }
+        let file = file_of(name(&self.names, key).unwrap_or_default());
         self.records[file] += 1;
         if self.io.is_some() {
             return;
@@ -202,22 +221,24 @@ impl Spill {
             Val::Int(n) => Some(*n),
             _ => None,
         };
+        // The model's errors come in the order a history held whole finds them: the
+        // settings first, then the pairing of ops, then the earliest op it rejects.
         let first_whole = self.whole.iter().min_by_key(|(_, &index)| index);
         if let (Some(_), Some((partition, &index))) = (init, first_whole) {
-            self.error.get_or_insert(ModelError {
+            return Err(ModelError {
                 index,
                 message: format!(
                     "the delete of the whole partition `{partition}` needs counters that start absent; drop --init"
                 ),
             });
         }
+        if let Some(error) = self.paired.take().or(self.rejected.take()) {
+            return Err(error);
+        }
         let mut result = LinResult {
             model: ModelKind::Counter.as_str().to_string(),
             ..LinResult::default()
         };
-        if let Some(error) = self.error.take() {
-            return Err(error);
-        }
         if let Some(e) = &self.io {
             result.valid = Validity::Unknown;
             result.reason = Some(format!("spilling the history: {e}"));
@@ -226,8 +247,9 @@ impl Spill {
         let mut groups = self.groups();
         if !options.all_partitions {
             // A read out of bounds is found in one pass: the groups that have one go first,
+            // the one with the biggest such key first (as a history held whole is searched),
             // so that it decides at once.
-            let refuted = |files: &Vec<usize>| !self.refutes(files, init, options);
+            let refuted = |files: &Vec<usize>| Reverse(self.refuted(files, init, options));
             groups.sort_by_cached_key(refuted);
         }
         let searched = self.search_all(&groups, init, options, deadline);
@@ -263,8 +285,8 @@ impl Spill {
             ..options.clone()
         };
         let next = AtomicUsize::new(0);
-        // Set once a partition is not linearizable: it stops the other searches too.
-        let decided = AtomicBool::new(false);
+        // When to stop, and the failures explained, across the groups.
+        let shared = Shared::default();
         let found: Mutex<Vec<Option<std::io::Result<LinResult>>>> =
             Mutex::new((0..groups.len()).map(|_| None).collect());
         std::thread::scope(|scope| {
@@ -276,7 +298,7 @@ impl Spill {
                             break;
                         };
                         let part = self.load(files).map(|records| {
-                            self.search(files, records, init, &inner, deadline, &decided)
+                            self.search(files, records, init, &inner, deadline, &shared)
                         });
                         // Searched: the files' disk space is no longer needed.
                         for &file in files {
@@ -295,18 +317,20 @@ impl Spill {
             .collect()
     }
 
-    /// Whether some partition of a group holds a read the model refutes in one pass.
-    fn refutes(&self, files: &[usize], init: Count, options: &LinOptions) -> bool {
+    /// The ops of the biggest partition of a group that holds a read the model refutes in
+    /// one pass; 0 when none does.
+    fn refuted(&self, files: &[usize], init: Count, options: &LinOptions) -> usize {
         let Ok(records) = self.load(files) else {
-            return false;
+            return 0;
         };
         let model = group::model(&records, &self.names, &self.whole, init, options.reading);
         let parts = group::partitions(&model, &records, &self.names);
-        parts.iter().any(|p| {
-            model
-                .refute(&model.init(p.key.as_deref()), &p.ops)
-                .is_some()
-        })
+        let refuted = |p: &&Partition<_>| model.refute(&model.init(p.key.as_deref()), &p.ops);
+        let sizes = parts
+            .iter()
+            .filter(|p| refuted(p).is_some())
+            .map(|p| p.ops.len());
+        sizes.max().unwrap_or(0)
     }
 
     /// The spill files to search together: each alone, except that the files holding the
@@ -356,7 +380,7 @@ impl Spill {
     }
 
     /// Groups the records of some spill files into partitions and searches them (or only
-    /// counts them, once `decided` says another was not linearizable). The records are dropped before the search and read
+    /// counts them, once `shared` says another was not linearizable). The records are dropped before the search and read
     /// again only if a failure is explained.
     fn search(
         &self,
@@ -365,12 +389,12 @@ impl Spill {
         init: Count,
         options: &LinOptions,
         deadline: Option<Instant>,
-        decided: &AtomicBool,
+        shared: &Shared,
     ) -> LinResult {
         let model = group::model(&records, &self.names, &self.whole, init, options.reading);
         let parts = group::partitions(&model, &records, &self.names);
         drop(records);
-        if decided.load(Ordering::Relaxed) && !options.all_partitions {
+        if shared.decided.load(Ordering::Relaxed) {
             return LinResult {
                 keys: parts.len(),
                 not_searched_keys: parts.len(),
@@ -385,14 +409,9 @@ impl Spill {
                 return format!("[{call}]");
             };
             let r = &records[at];
-            let value = match r.f() {
-                F::Add => Value::from(r.value),
-                _ => Value::Null,
-            };
-            let returned = match (r.end, r.returned()) {
-                (End::Ok, Some(count)) => Some(count.map_or(Value::Null, Value::from)),
-                (End::Ok, None) => Some(value.clone()),
-                _ => None,
+            let (value, returned) = match self.described.get(&call) {
+                Some((value, returned)) => (value.clone(), returned.clone()),
+                None => r.described(),
             };
             said(
                 call,
@@ -402,7 +421,7 @@ impl Spill {
                 returned.as_ref(),
             )
         };
-        check_partitions(&model, parts, options, deadline, &describe, decided)
+        check_partitions(&model, parts, options, deadline, &describe, shared)
     }
 }
 

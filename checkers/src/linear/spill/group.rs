@@ -8,6 +8,11 @@ use crate::linear::partition::{LinOp, Partition};
 use crate::op::Process;
 use std::collections::{BTreeMap, HashMap};
 
+/// The name of counter number `key` (`None`: the op had no key).
+pub fn name(names: &[String], key: u32) -> Option<&str> {
+    names.get(key as usize).map(String::as_str)
+}
+
 /// The model for records (in call order) of counters `names`, where `whole` names the
 /// partitions deleted whole: their counters numbered in the order they first appear.
 pub fn model(
@@ -17,18 +22,19 @@ pub fn model(
     init: Count,
     reading: Reading,
 ) -> CounterModel {
-    let name = |r: &Record| names[r.key as usize].as_str();
     let mut cells: BTreeMap<&str, Vec<String>> = BTreeMap::new();
     let mut seen = vec![false; names.len()];
     for r in records {
-        let partition = ideal::partition_of(name(r));
+        let Some(key) = name(names, r.key) else {
+            continue;
+        };
+        let partition = ideal::partition_of(key);
         let keys = match whole.get_key_value(partition) {
             Some((p, _)) => cells.entry(p.as_str()).or_default(),
             None => continue,
         };
-        if !ideal::deletes_partition(name(r)) && !std::mem::replace(&mut seen[r.key as usize], true)
-        {
-            keys.push(name(r).to_string());
+        if !ideal::deletes_partition(key) && !std::mem::replace(&mut seen[r.key as usize], true) {
+            keys.push(key.to_string());
         }
     }
     let cells = cells.into_iter().map(|(p, k)| (p.to_string(), k));
@@ -84,17 +90,18 @@ pub fn partitions(
             End::Open => intent.maybe = true,
         }
     }
-    let mut groups: BTreeMap<String, Vec<LinOp<CounterInput>>> = BTreeMap::new();
+    let mut groups: BTreeMap<Option<String>, Vec<LinOp<CounterInput>>> = BTreeMap::new();
     for intent in intents.iter().filter(|i| i.ok.is_some() || i.maybe) {
         let first = &records[intent.first];
         let ok = intent.ok.map(|o| &records[o]);
         let returned = ok.and_then(Record::returned);
-        let key = names[first.key as usize].as_str();
-        let Some(input) = model.input_for(key, &first.f(), first.value, returned) else {
+        let key = name(names, first.key);
+        let input = model.input_for(key.unwrap_or_default(), &first.f(), first.value, returned);
+        let Some(input) = input else {
             continue;
         };
         groups
-            .entry(model.partition_of(key))
+            .entry(key.map(|k| model.partition_of(k)))
             .or_default()
             .push(LinOp {
                 input,
@@ -106,9 +113,6 @@ pub fn partitions(
     }
     groups
         .into_iter()
-        .map(|(key, ops)| Partition {
-            key: Some(key),
-            ops,
-        })
+        .map(|(key, ops)| Partition { key, ops })
         .collect()
 }

@@ -2,11 +2,15 @@
 
 use crate::ideal::Count;
 use crate::op::F;
+use serde_json::Value;
 
 /// Bytes of one record.
 pub const RECORD: usize = 48;
 /// No index (an op that never completed, or is no retry).
 pub const NONE: u64 = u64::MAX;
+
+/// The counter number of an op with no key.
+pub const NO_KEY: u32 = u32::MAX;
 
 /// How an attempt ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -79,6 +83,21 @@ impl Record {
             2 => F::Read,
             _ => F::Scan,
         }
+    }
+
+    /// The op as a history usually says it: the invoke's value (an add's delta, else
+    /// `null`) and, when ok, the completion's (what a read returned, else the invoke's).
+    pub fn described(&self) -> (Value, Option<Value>) {
+        let value = match self.f() {
+            F::Add => Value::from(self.value),
+            _ => Value::Null,
+        };
+        let returned = match (self.end, self.returned()) {
+            (End::Ok, Some(count)) => Some(count.map_or(Value::Null, Value::from)),
+            (End::Ok, None) => Some(value.clone()),
+            _ => None,
+        };
+        (value, returned)
     }
 
     /// What an ok read returned; `None` for anything else.
