@@ -1,9 +1,9 @@
 //! Linearizability of a long counter history without holding it. Each client op is written,
 //! when it completes, as one fixed-size record to one of a few spill files chosen by its
-//! counter; once the history ends, the files are read back one after another (those holding
-//! the counters of a partition deleted whole together), each grouped into partitions as
-//! `prepare` groups a whole history, searched and dropped. Memory holds the ops in flight,
-//! one file's records and its search at a time, never the history.
+//! counter; once the history ends, the files are read back in groups (a file alone, or the
+//! files holding the counters of a partition deleted whole together), each grouped into
+//! partitions as `prepare` groups a whole history, searched and dropped, a group per thread.
+//! Memory holds the ops in flight and the groups being searched, never the history.
 
 mod group;
 mod record;
@@ -201,8 +201,8 @@ impl Spill {
         self.dir.join(format!("{file:02}.bin"))
     }
 
-    /// Searches every partition, one spill file after another, within `options`' limits;
-    /// the first op the model rejects is the error, as for a history held whole.
+    /// Searches every partition, group of spill files by group, within `options`' limits;
+    /// the model's first error is the error, as for a history held whole.
     pub fn finish(mut self, options: &LinOptions) -> Result<LinResult, ModelError> {
         let start = Instant::now();
         let deadline = options.time_limit.map(|t| start + t);
