@@ -10,13 +10,12 @@ mod record;
 
 use super::explain::said;
 use super::model::{Model, ModelError};
-use super::models::CounterModel;
+use super::models::{CounterInput, CounterModel};
 use super::partition::Partition;
 use super::{check_partitions, LinOptions, LinResult, ModelKind, Shared, Val};
 use crate::ideal::{self, Count};
 use crate::op::{Op, OpType, Process, F};
 use crate::validity::Validity;
-use group::name;
 use record::{f_code, End, Record, NONE, NO_KEY, RECORD};
 use serde_json::Value;
 use std::cell::OnceCell;
@@ -27,7 +26,6 @@ use std::hash::{Hash, Hasher};
 use std::io::{BufReader, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
 use std::time::Instant;
 
 /// Spill files: partitions are spread over this many, so memory holds about this share of
@@ -41,6 +39,8 @@ pub struct Spill {
     records: Vec<u64>,
     keys: HashMap<String, u32>,
     names: Vec<String>,
+    /// The spill file of each counter, by number.
+    file_of_key: Vec<usize>,
     /// Invokes not completed yet, by client, with their key's number.
     open: HashMap<u64, (Op, u32)>,
     /// The first delete of each partition deleted whole (its index).
@@ -68,20 +68,23 @@ impl Spill {
         static MADE: AtomicUsize = AtomicUsize::new(0);
         let made = MADE.fetch_add(1, Ordering::Relaxed);
         let name = format!(".lin-spill-{}-{made}-{nanos}", std::process::id());
-        let temp = std::env::temp_dir().join(&name);
-        let dir = match scratch.map(|s| s.join(&name)) {
-            Some(dir) if std::fs::create_dir_all(&dir).is_ok() => dir,
-            _ => temp,
+        let beside = scratch.map(|s| s.join(&name));
+        let (dir, made) = match beside.filter(|dir| std::fs::create_dir_all(dir).is_ok()) {
+            Some(dir) => (dir, Ok(())),
+            None => {
+                let temp = std::env::temp_dir().join(&name);
+                let made = std::fs::create_dir_all(&temp);
+                (temp, made)
+            }
         };
-        let io = std::fs::create_dir_all(&dir)
-            .err()
-            .map(|e| format!("{}: {e}", dir.display()));
+        let io = made.err().map(|e| format!("{}: {e}", dir.display()));
         Spill {
             dir,
             files: (0..FILES).map(|_| None).collect(),
             records: vec![0; FILES],
             keys: HashMap::new(),
             names: Vec::new(),
+            file_of_key: Vec::new(),
             open: HashMap::new(),
             whole: BTreeMap::new(),
             model: CounterModel::default(),
@@ -136,6 +139,7 @@ impl Spill {
         let n = self.names.len() as u32;
         self.keys.insert(key.to_string(), n);
         self.names.push(key.to_string());
+        self.file_of_key.push(file_of(key));
         n
     }
 
@@ -172,33 +176,32 @@ impl Spill {
             null: ok.is_some_and(|o| o.value.is_null()),
         };
         let (value, returned) = record.described();
-        if value != invoke.value || returned != ok.map(|o| o.value.clone()) {
+        if value != invoke.value || returned.as_ref() != ok.map(|o| &o.value) {
             let said = (invoke.value.clone(), ok.map(|o| o.value.clone()));
             self.described.insert(invoke.index, said);
         }
-        let file = file_of(name(&self.names, key).unwrap_or_default());
+        let file = match self.file_of_key.get(key as usize) {
+            Some(&file) => file,
+            None => file_of(""), // no key
+        };
         self.records[file] += 1;
         if self.io.is_some() {
             return;
         }
-        let path = self.path(file);
-        let writer = match &mut self.files[file] {
-            Some(w) => w,
-            slot => match File::create(&path) {
-                Ok(f) => slot.insert(BufWriter::with_capacity(64 << 10, f)),
-                Err(e) => {
-                    self.io = Some(format!("{}: {e}", path.display()));
-                    return;
-                }
-            },
+        let written = match &mut self.files[file] {
+            Some(w) => w.write_all(&record.encode()),
+            slot => File::create(self.dir.join(file_name(file))).and_then(|f| {
+                let w = slot.insert(BufWriter::with_capacity(64 << 10, f));
+                w.write_all(&record.encode())
+            }),
         };
-        if let Err(e) = writer.write_all(&record.encode()) {
-            self.io = Some(format!("{}: {e}", path.display()));
+        if let Err(e) = written {
+            self.io = Some(format!("{}: {e}", self.path(file).display()));
         }
     }
 
     fn path(&self, file: usize) -> PathBuf {
-        self.dir.join(format!("{file:02}.bin"))
+        self.dir.join(file_name(file))
     }
 
     /// Searches every partition, group of spill files by group, within `options`' limits;
@@ -213,7 +216,7 @@ impl Spill {
         }
         for (file, writer) in self.files.iter_mut().enumerate() {
             if let Some(Err(e)) = writer.take().map(|mut w| w.flush()) {
-                let path = self.dir.join(format!("{file:02}.bin"));
+                let path = self.dir.join(file_name(file));
                 self.io.get_or_insert(format!("{}: {e}", path.display()));
             }
         }
@@ -287,34 +290,33 @@ impl Spill {
         let next = AtomicUsize::new(0);
         // When to stop, and the failures explained, across the groups.
         let shared = Shared::default();
-        let found: Mutex<Vec<Option<std::io::Result<LinResult>>>> =
-            Mutex::new((0..groups.len()).map(|_| None).collect());
-        std::thread::scope(|scope| {
-            for _ in 0..workers {
-                scope.spawn(|| {
-                    loop {
-                        let i = next.fetch_add(1, Ordering::Relaxed);
-                        let Some(files) = groups.get(i) else {
-                            break;
-                        };
-                        let part = self.load(files).map(|records| {
-                            self.search(files, records, init, &inner, deadline, &shared)
-                        });
-                        // Searched: the files' disk space is no longer needed.
-                        for &file in files {
-                            let _ = std::fs::remove_file(self.path(file));
-                        }
-                        let mut found = found.lock().unwrap_or_else(|e| e.into_inner());
-                        found[i] = Some(part);
-                    }
-                });
+        let work = || {
+            let mut found = Vec::new();
+            loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(files) = groups.get(i) else {
+                    return found;
+                };
+                let part = self
+                    .load(files)
+                    .map(|records| self.search(files, records, init, &inner, deadline, &shared));
+                // Searched: the files' disk space is no longer needed.
+                for &file in files {
+                    let _ = std::fs::remove_file(self.path(file));
+                }
+                found.push((i, part));
             }
+        };
+        let mut found: Vec<_> = std::thread::scope(|scope| {
+            let workers: Vec<_> = (0..workers).map(|_| scope.spawn(work)).collect();
+            let joined = workers.into_iter().map(|w| w.join());
+            joined
+                .flat_map(|found| found.unwrap_or_else(|p| std::panic::resume_unwind(p)))
+                .collect()
         });
-        let found = found.into_inner().unwrap_or_else(|e| e.into_inner());
-        found
-            .into_iter()
-            .map(|f| f.unwrap_or_else(|| Err(std::io::Error::other("a group was not searched"))))
-            .collect()
+        // In the groups' order, whichever thread searched them.
+        found.sort_by_key(|&(i, _)| i);
+        found.into_iter().map(|(_, part)| part).collect()
     }
 
     /// The ops of the biggest partition of a group that holds a read the model refutes in
@@ -323,8 +325,7 @@ impl Spill {
         let Ok(records) = self.load(files) else {
             return 0;
         };
-        let model = group::model(&records, &self.names, &self.whole, init, options.reading);
-        let parts = group::partitions(&model, &records, &self.names);
+        let (model, parts) = self.partitions(&records, init, options);
         let refuted = |p: &&Partition<_>| model.refute(&model.init(p.key.as_deref()), &p.ops);
         let sizes = parts
             .iter()
@@ -379,9 +380,21 @@ impl Spill {
         Ok(records)
     }
 
+    /// The model for a group's records (in call order), and their partitions.
+    fn partitions(
+        &self,
+        records: &[Record],
+        init: Count,
+        options: &LinOptions,
+    ) -> (CounterModel, Vec<Partition<CounterInput>>) {
+        let model = group::model(records, &self.names, &self.whole, init, options.reading);
+        let parts = group::partitions(&model, records, &self.names);
+        (model, parts)
+    }
+
     /// Groups the records of some spill files into partitions and searches them (or only
-    /// counts them, once `shared` says another was not linearizable). The records are dropped before the search and read
-    /// again only if a failure is explained.
+    /// counts them, once `shared` says another was not linearizable). The records are
+    /// dropped before the search and read again only if a failure is explained.
     fn search(
         &self,
         files: &[usize],
@@ -391,8 +404,7 @@ impl Spill {
         deadline: Option<Instant>,
         shared: &Shared,
     ) -> LinResult {
-        let model = group::model(&records, &self.names, &self.whole, init, options.reading);
-        let parts = group::partitions(&model, &records, &self.names);
+        let (model, parts) = self.partitions(&records, init, options);
         drop(records);
         if shared.decided.load(Ordering::Relaxed) {
             return LinResult {
@@ -430,6 +442,11 @@ impl Drop for Spill {
         self.files.clear();
         let _ = std::fs::remove_dir_all(&self.dir);
     }
+}
+
+/// The name of spill file number `file`.
+fn file_name(file: usize) -> String {
+    format!("{file:02}.bin")
 }
 
 /// The spill file of a key.

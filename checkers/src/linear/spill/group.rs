@@ -9,7 +9,7 @@ use crate::op::Process;
 use std::collections::{BTreeMap, HashMap};
 
 /// The name of counter number `key` (`None`: the op had no key).
-pub fn name(names: &[String], key: u32) -> Option<&str> {
+fn name(names: &[String], key: u32) -> Option<&str> {
     names.get(key as usize).map(String::as_str)
 }
 
