@@ -12,6 +12,7 @@ const BAD_INPUT: u8 = 254;
 const INTERNAL: u8 = 255;
 
 fn main() -> ExitCode {
+    return_large_blocks();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
@@ -44,6 +45,17 @@ fn main() -> ExitCode {
             }
         }
         Err(_) => ExitCode::from(INTERNAL),
+    }
+}
+
+/// Blocks of 1 MiB and more (a counter's ops, a spill group's records) come from the system
+/// and go back to it when freed. By default glibc raises that threshold as large blocks are
+/// freed and then keeps them: a check of 2 M ops held 290 MB resident instead of 217 MB.
+fn return_large_blocks() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: sets one allocator parameter, before any other thread exists.
+    unsafe {
+        libc::mallopt(libc::M_MMAP_THRESHOLD, 1 << 20);
     }
 }
 

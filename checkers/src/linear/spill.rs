@@ -26,6 +26,7 @@ use std::hash::{Hash, Hasher};
 use std::io::{BufReader, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Mutex, PoisonError};
 use std::time::Instant;
 
 /// Spill files: partitions are spread over this many, so memory holds about this share of
@@ -56,6 +57,8 @@ pub struct Spill {
     described: HashMap<u64, (Value, Option<Value>)>,
     /// The first spill file that could not be written or read.
     io: Option<String>,
+    /// Held while a group is read back (`build`).
+    building: Mutex<()>,
 }
 
 impl Spill {
@@ -92,6 +95,7 @@ impl Spill {
             rejected: None,
             described: HashMap::new(),
             io,
+            building: Mutex::new(()),
         }
     }
 
@@ -252,8 +256,11 @@ impl Spill {
             // A read out of bounds is found in one pass: the groups that have one go first,
             // the one with the biggest such key first (as a history held whole is searched),
             // so that it decides at once.
-            let refuted = |files: &Vec<usize>| Reverse(self.refuted(files, init, options));
-            groups.sort_by_cached_key(refuted);
+            let refuted = |i: usize| self.refuted(&groups[i], init, options);
+            let sizes = in_parallel(groups.len(), options.threads, refuted);
+            let mut sized: Vec<_> = sizes.into_iter().zip(groups).collect();
+            sized.sort_by_key(|(size, _)| Reverse(*size));
+            groups = sized.into_iter().map(|(_, files)| files).collect();
         }
         let searched = self.search_all(&groups, init, options, deadline);
         for found in searched {
@@ -287,45 +294,28 @@ impl Spill {
             threads: (options.threads / workers).max(1),
             ..options.clone()
         };
-        let next = AtomicUsize::new(0);
         // When to stop, and the failures explained, across the groups.
         let shared = Shared::default();
-        let work = || {
-            let mut found = Vec::new();
-            loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                let Some(files) = groups.get(i) else {
-                    return found;
-                };
-                let part = self
-                    .load(files)
-                    .map(|records| self.search(files, records, init, &inner, deadline, &shared));
-                // Searched: the files' disk space is no longer needed.
-                for &file in files {
-                    let _ = std::fs::remove_file(self.path(file));
-                }
-                found.push((i, part));
+        let work = |i: usize| {
+            let files = &groups[i];
+            let built = self.build(files, init, options);
+            let part = built
+                .map(|(model, parts)| self.search(files, &model, parts, &inner, deadline, &shared));
+            // Searched: the files' disk space is no longer needed.
+            for &file in files {
+                let _ = std::fs::remove_file(self.path(file));
             }
+            part
         };
-        let mut found: Vec<_> = std::thread::scope(|scope| {
-            let workers: Vec<_> = (0..workers).map(|_| scope.spawn(work)).collect();
-            let joined = workers.into_iter().map(|w| w.join());
-            joined
-                .flat_map(|found| found.unwrap_or_else(|p| std::panic::resume_unwind(p)))
-                .collect()
-        });
-        // In the groups' order, whichever thread searched them.
-        found.sort_by_key(|&(i, _)| i);
-        found.into_iter().map(|(_, part)| part).collect()
+        in_parallel(groups.len(), workers, work)
     }
 
     /// The ops of the biggest partition of a group that holds a read the model refutes in
     /// one pass; 0 when none does.
     fn refuted(&self, files: &[usize], init: Count, options: &LinOptions) -> usize {
-        let Ok(records) = self.load(files) else {
+        let Ok((model, parts)) = self.build(files, init, options) else {
             return 0;
         };
-        let (model, parts) = self.partitions(&records, init, options);
         let refuted = |p: &&Partition<_>| model.refute(&model.init(p.key.as_deref()), &p.ops);
         let sizes = parts
             .iter()
@@ -380,6 +370,19 @@ impl Spill {
         Ok(records)
     }
 
+    /// A group's model and partitions, read back from its files. One group at a time: the
+    /// records and the ops of a group held at once are a search's peak of memory.
+    fn build(
+        &self,
+        files: &[usize],
+        init: Count,
+        options: &LinOptions,
+    ) -> std::io::Result<(CounterModel, Vec<Partition<CounterInput>>)> {
+        let _one = self.building.lock().unwrap_or_else(PoisonError::into_inner);
+        let records = self.load(files)?;
+        Ok(self.partitions(&records, init, options))
+    }
+
     /// The model for a group's records (in call order), and their partitions.
     fn partitions(
         &self,
@@ -392,20 +395,17 @@ impl Spill {
         (model, parts)
     }
 
-    /// Groups the records of some spill files into partitions and searches them (or only
-    /// counts them, once `shared` says another was not linearizable). The records are
-    /// dropped before the search and read again only if a failure is explained.
+    /// Searches a group's partitions (or only counts them, once `shared` says another was
+    /// not linearizable). Its records are read again only if a failure is explained.
     fn search(
         &self,
         files: &[usize],
-        records: Vec<Record>,
-        init: Count,
+        model: &CounterModel,
+        parts: Vec<Partition<CounterInput>>,
         options: &LinOptions,
         deadline: Option<Instant>,
         shared: &Shared,
     ) -> LinResult {
-        let (model, parts) = self.partitions(&records, init, options);
-        drop(records);
         if shared.decided.load(Ordering::Relaxed) {
             return LinResult {
                 keys: parts.len(),
@@ -433,7 +433,7 @@ impl Spill {
                 returned.as_ref(),
             )
         };
-        check_partitions(&model, parts, options, deadline, &describe, shared)
+        check_partitions(model, parts, options, deadline, &describe, shared)
     }
 }
 
@@ -442,6 +442,34 @@ impl Drop for Spill {
         self.files.clear();
         let _ = std::fs::remove_dir_all(&self.dir);
     }
+}
+
+/// `work(i)` for every `i` below `n`, on `threads` threads that each take the next `i` in
+/// turn (so the memory of one thread's work is reused by its next); the results in the
+/// order of `i`. A panic in `work` is raised again here.
+fn in_parallel<T: Send>(n: usize, threads: usize, work: impl Fn(usize) -> T + Sync) -> Vec<T> {
+    let next = AtomicUsize::new(0);
+    let worker = || {
+        let mut done = Vec::new();
+        loop {
+            let i = next.fetch_add(1, Ordering::Relaxed);
+            if i >= n {
+                return done;
+            }
+            done.push((i, work(i)));
+        }
+    };
+    let mut done: Vec<(usize, T)> = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..threads.clamp(1, n.max(1)))
+            .map(|_| scope.spawn(worker))
+            .collect();
+        let joined = workers.into_iter().map(|w| w.join());
+        joined
+            .flat_map(|done| done.unwrap_or_else(|p| std::panic::resume_unwind(p)))
+            .collect()
+    });
+    done.sort_by_key(|&(i, _)| i);
+    done.into_iter().map(|(_, t)| t).collect()
 }
 
 /// The name of spill file number `file`.

@@ -6,7 +6,7 @@ use crate::ideal::{self, Count, Reading};
 use crate::linear::models::{CounterInput, CounterModel};
 use crate::linear::partition::{LinOp, Partition};
 use crate::op::Process;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
 /// The name of counter number `key` (`None`: the op had no key).
 fn name(names: &[String], key: u32) -> Option<&str> {
@@ -41,11 +41,12 @@ pub fn model(
     CounterModel::with_whole(init, reading, cells.collect())
 }
 
-/// One intended op: its first attempt and how its attempts (the op and its retries) ended.
+/// One intended op: its first attempt and how its attempts (the op and its retries) ended,
+/// by their places in the records.
 struct Intent {
-    first: usize,
+    first: u32,
     /// The ok attempt that returned first.
-    ok: Option<usize>,
+    ok: Option<u32>,
     /// Some attempt may have taken effect without saying so.
     maybe: bool,
     /// The last info completion.
@@ -54,20 +55,75 @@ struct Intent {
 
 /// One file's records (in call order) as partitions, by the rules of `prepare::partitions`:
 /// retries joined to the op they retry, an op whose every attempt failed left out, one that
-/// succeeded returning at its first ok completion.
+/// succeeded returning at its first ok completion. Each partition's ops are counted before
+/// they are gathered, so a group's memory is its records, a few bytes an op, and its ops.
 pub fn partitions(
     model: &CounterModel,
     records: &[Record],
     names: &[String],
 ) -> Vec<Partition<CounterInput>> {
+    let intents = intents(records);
+    let kept = || intents.iter().filter(|i| i.ok.is_some() || i.maybe);
+    // Each counter's partition, by counter number (the last: ops with no key).
+    let mut slots: BTreeMap<Option<String>, usize> = BTreeMap::new();
+    let mut slot_of: Vec<Option<usize>> = vec![None; names.len() + 1];
+    let mut slot = |key: u32| {
+        let at = (key as usize).min(names.len());
+        *slot_of[at].get_or_insert_with(|| {
+            let partition = name(names, key).map(|k| model.partition_of(k));
+            let next = slots.len();
+            *slots.entry(partition).or_insert(next)
+        })
+    };
+    let mut sizes: Vec<usize> = Vec::new();
+    for intent in kept() {
+        let s = slot(records[intent.first as usize].key);
+        sizes.resize(sizes.len().max(s + 1), 0);
+        sizes[s] += 1;
+    }
+    let mut ops: Vec<Vec<LinOp<CounterInput>>> =
+        sizes.into_iter().map(Vec::with_capacity).collect();
+    for intent in kept() {
+        let first = &records[intent.first as usize];
+        let ok = intent.ok.map(|o| &records[o as usize]);
+        let returned = ok.and_then(Record::returned);
+        let key = name(names, first.key);
+        let input = model.input_for(key.unwrap_or_default(), &first.f(), first.value, returned);
+        let Some(input) = input else {
+            continue;
+        };
+        ops[slot(first.key)].push(LinOp {
+            input,
+            call: first.call,
+            ret: ok.map(|o| o.ret),
+            hint: intent.info.filter(|_| ok.is_none()),
+            process: Process::Client(first.process),
+        });
+    }
+    // In the partitions' order; one whose every op was left out is no partition.
+    let mut ops: Vec<Option<Vec<_>>> = ops.into_iter().map(Some).collect();
+    let mut take = |s: usize| ops.get_mut(s).and_then(Option::take);
+    let parts = slots
+        .into_iter()
+        .filter_map(|(key, s)| Some((key, take(s)?)));
+    parts
+        .filter(|(_, ops)| !ops.is_empty())
+        .map(|(key, ops)| Partition { key, ops })
+        .collect()
+}
+
+/// The intended ops of records in call order: a retry (found by the call it retries) joins
+/// the intent of the op it retries.
+fn intents(records: &[Record]) -> Vec<Intent> {
     let mut intents: Vec<Intent> = Vec::new();
-    let mut intent_of: HashMap<u64, usize> = HashMap::new();
-    for (i, r) in records.iter().enumerate() {
+    let mut intent_of: Vec<u32> = Vec::with_capacity(records.len());
+    for (i, r) in (0u32..).zip(records) {
+        let done = &records[..intent_of.len()];
         let retried = (r.retry_of != NONE)
-            .then(|| intent_of.get(&r.retry_of))
+            .then(|| done.binary_search_by_key(&r.retry_of, |d| d.call).ok())
             .flatten();
         let n = match retried {
-            Some(&n) => n,
+            Some(at) => intent_of[at],
             None => {
                 intents.push(Intent {
                     first: i,
@@ -75,13 +131,15 @@ pub fn partitions(
                     maybe: false,
                     info: None,
                 });
-                intents.len() - 1
+                (intents.len() - 1) as u32
             }
         };
-        intent_of.insert(r.call, n);
-        let intent = &mut intents[n];
+        intent_of.push(n);
+        let intent = &mut intents[n as usize];
         match r.end {
-            End::Ok if intent.ok.is_none_or(|o| records[o].ret > r.ret) => intent.ok = Some(i),
+            End::Ok if intent.ok.is_none_or(|o| records[o as usize].ret > r.ret) => {
+                intent.ok = Some(i)
+            }
             End::Ok | End::Fail => {}
             End::Info => {
                 intent.maybe = true;
@@ -90,29 +148,5 @@ pub fn partitions(
             End::Open => intent.maybe = true,
         }
     }
-    let mut groups: BTreeMap<Option<String>, Vec<LinOp<CounterInput>>> = BTreeMap::new();
-    for intent in intents.iter().filter(|i| i.ok.is_some() || i.maybe) {
-        let first = &records[intent.first];
-        let ok = intent.ok.map(|o| &records[o]);
-        let returned = ok.and_then(Record::returned);
-        let key = name(names, first.key);
-        let input = model.input_for(key.unwrap_or_default(), &first.f(), first.value, returned);
-        let Some(input) = input else {
-            continue;
-        };
-        groups
-            .entry(key.map(|k| model.partition_of(k)))
-            .or_default()
-            .push(LinOp {
-                input,
-                call: first.call,
-                ret: ok.map(|o| o.ret),
-                hint: intent.info.filter(|_| ok.is_none()),
-                process: Process::Client(first.process),
-            });
-    }
-    groups
-        .into_iter()
-        .map(|(key, ops)| Partition { key, ops })
-        .collect()
+    intents
 }

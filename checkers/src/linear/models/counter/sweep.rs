@@ -109,12 +109,20 @@ impl Config {
     }
 }
 
-/// One end of an op, in time order.
+/// One end of an op, in time order (16 bytes: a history holds two an op).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 struct Event {
     at: u64,
     is_return: bool,
-    op: usize,
+    /// The op's place in the key's ops.
+    op: u32,
+}
+
+impl Event {
+    /// The op's place in the key's ops.
+    fn op(&self) -> usize {
+        self.op as usize
+    }
 }
 
 /// What the sweep does with an op.
@@ -142,8 +150,10 @@ pub fn decide(
     stop: &dyn Fn() -> bool,
 ) -> Option<Decision> {
     let (roles, deltas) = roles(ops)?;
+    // An event names its op in 32 bits.
+    u32::try_from(ops.len()).ok()?;
     let mut events: Vec<Event> = Vec::with_capacity(2 * ops.len());
-    for (op, (o, role)) in ops.iter().zip(&roles).enumerate() {
+    for (op, (o, role)) in (0u32..).zip(ops.iter().zip(&roles)) {
         events.push(Event {
             at: o.call,
             is_return: false,
@@ -231,13 +241,8 @@ struct Sweep<'a> {
     add_optional: [bool; MAX_OPEN as usize],
     /// The open adds as `(delta, optional, end, slot)`, sorted.
     open_sorted: Vec<(i64, bool, u64, u8)>,
-    /// Scratch space for `bursts`.
-    order: Vec<(i64, bool, u64, u8)>,
-    reach: Vec<(Sum, Sum)>,
-    found: Vec<(u64, Sum)>,
-    /// Scratch space for `closure`.
-    known: FxHashSet<Config>,
-    blocks: Vec<Config>,
+    /// Space `bursts` and `closure` reuse.
+    scratch: Scratch,
     read_value: [Count; MAX_OPEN as usize],
     frontier: Vec<Config>,
     /// Some burst or configuration was left out: a failure proves nothing.
@@ -247,6 +252,25 @@ struct Sweep<'a> {
     exact_pool: bool,
     /// How far to guess.
     guess: Guess,
+}
+
+/// Space the sweep reuses from call to call; not part of its state, so a copy (a
+/// checkpoint) starts empty.
+#[derive(Default)]
+struct Scratch {
+    /// For `bursts`.
+    order: Vec<(i64, bool, u64, u8)>,
+    reach: Vec<(Sum, Sum)>,
+    found: Vec<(u64, Sum)>,
+    /// For `closure`.
+    known: FxHashSet<Config>,
+    blocks: Vec<Config>,
+}
+
+impl Clone for Scratch {
+    fn clone(&self) -> Self {
+        Scratch::default()
+    }
 }
 
 /// How far the sweep guesses when the reserve is inexact.
@@ -283,11 +307,7 @@ impl<'a> Sweep<'a> {
             add_end: [0; MAX_OPEN as usize],
             add_optional: [false; MAX_OPEN as usize],
             open_sorted: Vec::new(),
-            order: Vec::new(),
-            reach: Vec::new(),
-            found: Vec::new(),
-            known: FxHashSet::default(),
-            blocks: Vec::new(),
+            scratch: Scratch::default(),
             read_value: [None; MAX_OPEN as usize],
             frontier: vec![Config {
                 value: init,
@@ -308,7 +328,7 @@ impl<'a> Sweep<'a> {
         if event.is_return {
             return Some(());
         }
-        let op = event.op;
+        let op = event.op();
         match self.roles[op] {
             Role::Reserve(class) => self.arrived[class as usize] += 1,
             Role::Add | Role::Hinted(_) => {
@@ -329,8 +349,8 @@ impl<'a> Sweep<'a> {
         if !event.is_return {
             return;
         }
-        let bit = 1u64 << self.slot[event.op];
-        match self.roles[event.op] {
+        let bit = 1u64 << self.slot[event.op()];
+        match self.roles[event.op()] {
             Role::Read => self.open_reads &= !bit,
             Role::Add => self.close_add(bit),
             Role::Hinted(class) => {
@@ -372,7 +392,7 @@ impl<'a> Sweep<'a> {
     /// configurations that cannot are gone. An add of unknown outcome at its info completion
     /// goes to the reserve instead: one that took effect counts as used from it.
     fn step(&mut self, mut c: Config, event: &Event, out: &mut Vec<Config>) {
-        let op = event.op;
+        let op = event.op();
         let role = self.roles[op];
         if !event.is_return {
             if role == Role::Read {
@@ -446,8 +466,8 @@ impl<'a> Sweep<'a> {
     /// that fit its sum), at this instant.
     fn closure(&mut self, start: Config) -> Vec<Config> {
         let mut seen = vec![start];
-        let mut known = std::mem::take(&mut self.known);
-        let mut blocks = std::mem::take(&mut self.blocks);
+        let mut known = std::mem::take(&mut self.scratch.known);
+        let mut blocks = std::mem::take(&mut self.scratch.blocks);
         known.clear();
         known.insert(start);
         let mut i = 0;
@@ -472,7 +492,7 @@ impl<'a> Sweep<'a> {
                 break;
             }
         }
-        (self.known, self.blocks) = (known, blocks);
+        (self.scratch.known, self.scratch.blocks) = (known, blocks);
         seen
     }
 
@@ -495,7 +515,7 @@ impl<'a> Sweep<'a> {
         }
         // Free adds by (delta, optional, end): of equal ones, those ending first go first.
         // An add of 0 changes no sum: it waits for its return, unless it makes a counter.
-        let mut order = std::mem::take(&mut self.order);
+        let mut order = std::mem::take(&mut self.scratch.order);
         order.clear();
         order.extend(
             self.open_sorted
@@ -506,10 +526,10 @@ impl<'a> Sweep<'a> {
         // Guessing with no take allowed: only bursts that make the sum on their own count.
         let alone = self.guess.most == 0 && pool::ambiguous(self.deltas, &avail);
         self.inexact |= alone;
-        let mut found = std::mem::take(&mut self.found);
+        let mut found = std::mem::take(&mut self.scratch.found);
         found.clear();
         let want = alone.then_some(target - base);
-        let mut reach = std::mem::take(&mut self.reach);
+        let mut reach = std::mem::take(&mut self.scratch.reach);
         reach.clear();
         reach.resize(k + 1, (0, 0));
         if alone {
@@ -520,8 +540,8 @@ impl<'a> Sweep<'a> {
             }
         }
         prefixes(&order, &reach, want, 0, 0, false, &mut found);
-        self.order = order;
-        self.reach = reach;
+        self.scratch.order = order;
+        self.scratch.reach = reach;
         for &(subset, sum) in &found {
             let nonempty = from.value.is_none() && subset == 0;
             let rest = target - base - sum;
@@ -545,7 +565,7 @@ impl<'a> Sweep<'a> {
             let partial = pool::takes(rest, nonempty, self.deltas, &avail, self.guess.most, add);
             self.inexact |= partial;
         }
-        self.found = found;
+        self.scratch.found = found;
         for c in &mut out[first..] {
             self.settle(c);
         }

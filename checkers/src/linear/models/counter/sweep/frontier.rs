@@ -51,7 +51,9 @@ impl Sweep<'_> {
             // Back to the checkpoint `retreats` before the failure, well before it.
             let far = |c: &&(usize, Sweep)| c.0 + CHECKPOINT_EVERY / 2 <= n;
             let Some((at, back)) = checkpoints.iter().rev().filter(far).nth(retreats) else {
-                return Some(Decision::NotLinearizable { failing: event.op });
+                return Some(Decision::NotLinearizable {
+                    failing: event.op(),
+                });
             };
             retreats += 1;
             let wider = narrow.saturating_mul(4usize.pow(retreats as u32));
