@@ -298,9 +298,10 @@ fn counter_rows() {
                 if bad_read { "bad" } else { "ok" }
             );
             write_history(&name, &history);
+            // The limit `checker check` and runs give the search.
             let options = LinOptions {
                 init: Val::Int(0),
-                time_limit: Some(Duration::from_secs(30)),
+                time_limit: Some(Duration::from_secs(60)),
                 ..LinOptions::default()
             };
             let ((result, time, _), rss) =
