@@ -9,8 +9,9 @@ use crate::counter::Values;
 use crate::ideal::Reading;
 use crate::op::{Op, OpType, Process, F};
 use crate::validity::Validity;
+use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 
 /// The nemesis op the driver records before the final reads.
 pub const FINAL_READS: &str = "final-reads";
@@ -62,7 +63,7 @@ pub struct ConvergenceResult {
 #[derive(Debug, Default)]
 pub struct ConvergenceChecker {
     started: bool,
-    open: HashMap<Process, (F, String)>,
+    open: FxHashMap<Process, (F, String)>,
     answers: BTreeMap<String, BTreeMap<String, Option<i64>>>,
     scanned: Vec<(String, String)>,
     asked: BTreeSet<String>,

@@ -2,8 +2,9 @@
 
 use crate::op::{Op, OpType, Process};
 use crate::validity::Validity;
+use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
 /// How the ops of one `f` ended.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -85,7 +86,7 @@ pub struct StatsResult {
 /// Streams a history and counts outcomes.
 #[derive(Default)]
 pub struct StatsChecker {
-    open: HashMap<Process, String>,
+    open: FxHashMap<Process, String>,
     /// Indices into `result.faults` of the faults holding now.
     holding: Vec<usize>,
     result: StatsResult,

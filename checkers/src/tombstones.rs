@@ -5,8 +5,9 @@
 
 use crate::op::{Op, OpType, Process, F};
 use crate::validity::Validity;
+use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
 /// The thresholds reads were held to: Cassandra's defaults unless the run says otherwise.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -110,7 +111,7 @@ const MAX_BUCKETS: usize = 1_000;
 #[derive(Default)]
 pub struct TombstoneChecker {
     thresholds: Thresholds,
-    open: HashMap<Process, (F, String)>,
+    open: FxHashMap<Process, (F, String)>,
     result: TombstonesResult,
 }
 

@@ -42,7 +42,7 @@ use crate::resurrection::Resurrections;
 use crate::validity::Validity;
 use frame::{End, WindowOp};
 use key::{judge, Counter, DeleteMark, PendingRead, RetryMark};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 /// How many timed-out changes are remembered so that a late retry joins its original. A
 /// retry of one forgotten earlier is judged as an op of its own: bounds only widen.
@@ -98,14 +98,14 @@ struct Scan {
 /// Streams a history and bounds every ok read.
 #[derive(Default)]
 pub struct CounterChecker {
-    counters: HashMap<String, Counter>,
-    partitions: HashMap<String, Vec<String>>,
-    partition_deletes: HashMap<String, Vec<u64>>,
-    logical: HashMap<u64, Logical>,
-    attempt_root: HashMap<u64, u64>,
+    counters: FxHashMap<String, Counter>,
+    partitions: FxHashMap<String, Vec<String>>,
+    partition_deletes: FxHashMap<String, Vec<u64>>,
+    logical: FxHashMap<u64, Logical>,
+    attempt_root: FxHashMap<u64, u64>,
     /// Floating adds, oldest first, to forget past `FLOATING_KEPT`.
     floating: std::collections::VecDeque<u64>,
-    open: HashMap<Process, Open>,
+    open: FxHashMap<Process, Open>,
     event: u64,
     next_read: u64,
     keep_reads: bool,

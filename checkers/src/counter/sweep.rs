@@ -121,13 +121,15 @@ pub fn allowed(frame: &Frame, reads: (u64, u64)) -> Vec<Outcome> {
     }
     let read_points = points_within(frame.ops, first, last);
     let mut outcomes = Vec::new();
+    let mut delete_points = Vec::new();
     for delete in deletes(frame) {
         let (id, start, end, struck) = delete;
         let lowest = frame.floor.max(2 * start + 1) | 1;
         let highest = end.map_or(last, |b| (2 * b - 1).min(last));
-        let delete_points = match id {
-            None => vec![0],
-            Some(_) => points_within(frame.ops, lowest, highest),
+        delete_points.clear();
+        match id {
+            None => delete_points.push(0),
+            Some(_) => points_into(frame.ops, lowest, highest, &mut delete_points),
         };
         for &delete_at in &delete_points {
             for &read_at in read_points.iter().filter(|&&r| r >= delete_at) {
@@ -184,27 +186,35 @@ pub fn ops_behind(frame: &Frame, choice: Choice, highest: bool) -> Vec<u64> {
 /// Every candidate last delete (its id, invoke, completion and whether it timed out):
 /// none (from the clean settled states, and from those a timed-out delete left), each
 /// delete of the window, the floating one.
-fn deletes(frame: &Frame) -> Vec<(Option<u64>, u64, Option<u64>, bool)> {
-    let mut all = vec![(None, 0, None, false)];
-    if !frame.struck.is_empty() {
-        all.push((None, 0, None, true));
-    }
-    for op in frame.ops.iter().filter(|op| op.delta.is_none()) {
+fn deletes<'a>(
+    frame: &'a Frame,
+) -> impl Iterator<Item = (Option<u64>, u64, Option<u64>, bool)> + 'a {
+    let clean = std::iter::once((None, 0, None, false));
+    let struck = (!frame.struck.is_empty()).then_some((None, 0, None, true));
+    let window = frame.ops.iter().filter(|op| op.delta.is_none()).map(|op| {
         let timed_out = matches!(op.end, End::Never(_));
-        all.push((Some(op.id), op.start, op.end.at(), timed_out));
-    }
-    if frame.floating_delete {
-        all.push((Some(FLOATING_DELETE), 0, None, true));
-    }
-    all
+        (Some(op.id), op.start, op.end.at(), timed_out)
+    });
+    let floating = frame
+        .floating_delete
+        .then_some((Some(FLOATING_DELETE), 0, None, true));
+    clean.chain(struck).chain(window).chain(floating)
 }
 
 /// `first` and every point just after an event of the window, up to `last`.
 fn points_within(ops: &[WindowOp], first: u64, last: u64) -> Vec<u64> {
+    let mut points = Vec::new();
+    points_into(ops, first, last, &mut points);
+    points
+}
+
+/// `first` and every point just after an event of the window, up to `last`, into `points`
+/// (empty).
+fn points_into(ops: &[WindowOp], first: u64, last: u64, points: &mut Vec<u64>) {
     if first > last {
-        return Vec::new();
+        return;
     }
-    let mut points = vec![first];
+    points.push(first);
     for op in ops {
         for event in [Some(op.start), op.end.at()].into_iter().flatten() {
             let point = 2 * event + 1;
@@ -215,7 +225,6 @@ fn points_within(ops: &[WindowOp], first: u64, last: u64) -> Vec<u64> {
     }
     points.sort_unstable();
     points.dedup();
-    points
 }
 
 /// Adds what a placement allows: its adds, the floating adds and, when no delete of the

@@ -17,6 +17,7 @@ use crate::ideal::{self, Count};
 use crate::op::{Op, OpType, Process, F};
 use crate::validity::Validity;
 use record::{f_code, End, Record, NONE, NO_KEY, RECORD};
+use rustc_hash::FxHashMap;
 use serde_json::Value;
 use std::cell::OnceCell;
 use std::cmp::Reverse;
@@ -38,12 +39,12 @@ pub struct Spill {
     dir: PathBuf,
     files: Vec<Option<BufWriter<File>>>,
     records: Vec<u64>,
-    keys: HashMap<String, u32>,
+    keys: FxHashMap<String, u32>,
     names: Vec<String>,
     /// The spill file of each counter, by number.
     file_of_key: Vec<usize>,
     /// Invokes not completed yet, by client, with their key's number.
-    open: HashMap<u64, (Op, u32)>,
+    open: FxHashMap<u64, (Op, u32)>,
     /// The first delete of each partition deleted whole (its index).
     whole: BTreeMap<String, u64>,
     /// Checks each op as the model will see it (cells do not matter for that).
@@ -85,10 +86,10 @@ impl Spill {
             dir,
             files: (0..FILES).map(|_| None).collect(),
             records: vec![0; FILES],
-            keys: HashMap::new(),
+            keys: FxHashMap::default(),
             names: Vec::new(),
             file_of_key: Vec::new(),
-            open: HashMap::new(),
+            open: FxHashMap::default(),
             whole: BTreeMap::new(),
             model: CounterModel::default(),
             paired: None,
