@@ -357,7 +357,15 @@ impl Spill {
 
     /// The records of some spill files, in call order.
     fn load(&self, files: &[usize]) -> std::io::Result<Vec<Record>> {
-        let count = files.iter().map(|&f| self.records[f] as usize).sum();
+        let count: usize = files.iter().map(|&f| self.records[f] as usize).sum();
+        // `group::partitions` names a record by its place in 32 bits.
+        if u32::try_from(count).is_err() {
+            let message = format!("{count} ops in one group of counters, more than 2^32");
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                message,
+            ));
+        }
         let mut records = Vec::with_capacity(count);
         let mut buf = [0; RECORD];
         for &file in files {

@@ -53,10 +53,11 @@ struct Intent {
     info: Option<u64>,
 }
 
-/// One file's records (in call order) as partitions, by the rules of `prepare::partitions`:
-/// retries joined to the op they retry, an op whose every attempt failed left out, one that
-/// succeeded returning at its first ok completion. Each partition's ops are counted before
-/// they are gathered, so a group's memory is its records, a few bytes an op, and its ops.
+/// A group's records (in call order, fewer than 2^32) as partitions, by the rules of
+/// `prepare::partitions`: retries joined to the op they retry, an op whose every attempt
+/// failed left out, one that succeeded returning at its first ok completion. Each
+/// partition's intended ops are counted before they are gathered, so a group's memory is
+/// its records, a few bytes an op, and its ops.
 pub fn partitions(
     model: &CounterModel,
     records: &[Record],
@@ -117,7 +118,7 @@ pub fn partitions(
 fn intents(records: &[Record]) -> Vec<Intent> {
     let mut intents: Vec<Intent> = Vec::new();
     let mut intent_of: Vec<u32> = Vec::with_capacity(records.len());
-    for (i, r) in (0u32..).zip(records) {
+    for (r, i) in records.iter().zip(0u32..) {
         let done = &records[..intent_of.len()];
         let retried = (r.retry_of != NONE)
             .then(|| done.binary_search_by_key(&r.retry_of, |d| d.call).ok())

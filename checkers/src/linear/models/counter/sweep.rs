@@ -140,8 +140,8 @@ enum Role {
 }
 
 /// Decides one counter's ops from `init`, or `None` when the sweep does not apply (deletes,
-/// too many ops open at once, too many distinct unknown deltas) or cannot decide (a
-/// failure found while guessing, at every width). `stop` is asked now and then whether to
+/// too many ops open at once, too many distinct unknown deltas, 2^32 ops or more) or cannot
+/// decide (a failure found while guessing, at every width). `stop` is asked now and then whether to
 /// give up.
 pub fn decide(
     reading: Reading,
@@ -153,7 +153,7 @@ pub fn decide(
     // An event names its op in 32 bits.
     u32::try_from(ops.len()).ok()?;
     let mut events: Vec<Event> = Vec::with_capacity(2 * ops.len());
-    for (op, (o, role)) in (0u32..).zip(ops.iter().zip(&roles)) {
+    for ((o, role), op) in ops.iter().zip(&roles).zip(0u32..) {
         events.push(Event {
             at: o.call,
             is_return: false,

@@ -57,7 +57,10 @@ impl Sweep<'_> {
             };
             retreats += 1;
             let wider = narrow.saturating_mul(4usize.pow(retreats as u32));
+            // The scratch space is worth keeping; a checkpoint holds none.
+            let scratch = std::mem::take(&mut self.scratch);
             *self = back.clone();
+            self.scratch = scratch;
             self.guess.width = wider.min(self.guess.widest);
             self.inexact = true;
             narrow_from = narrow_from.max(n + CHECKPOINT_EVERY);
