@@ -17,6 +17,7 @@ mod resident;
 mod search;
 mod spill;
 mod symmetry;
+mod workers;
 
 pub use explain::PartitionFailure;
 pub use model::{Decision, Model, ModelError, Val};
@@ -33,7 +34,7 @@ use search::{search, Limits, Verdict};
 use serde::{Deserialize, Serialize};
 use std::str::FromStr;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Mutex, OnceLock};
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 /// How many failing partitions a result explains.
@@ -319,38 +320,30 @@ fn search_all<M: Model>(
             }
         }
     }
-    let verdicts: Mutex<Vec<Option<Verdict>>> = Mutex::new(refuted);
-    let next = AtomicUsize::new(0);
-    let threads = options.threads.clamp(1, parts.len().max(1));
-    std::thread::scope(|scope| {
-        for _ in 0..threads {
-            scope.spawn(|| {
-                while let Some(&i) = order.get(next.fetch_add(1, Ordering::Relaxed)) {
-                    if decided.load(Ordering::Relaxed) {
-                        break;
-                    }
-                    let done = verdicts.lock().unwrap_or_else(|e| e.into_inner())[i].is_some();
-                    if done {
-                        continue;
-                    }
-                    let verdict = search(
-                        &models[i],
-                        init(&models[i], &parts[i]),
-                        &parts[i].ops,
-                        &limits,
-                    );
-                    let illegal = matches!(verdict, Verdict::NotLinearizable { .. });
-                    if illegal && !options.all_partitions {
-                        decided.store(true, Ordering::Relaxed);
-                    }
-                    verdicts.lock().unwrap_or_else(|e| e.into_inner())[i] = Some(verdict);
-                }
-            });
+    let searched = workers::in_parallel(order.len(), options.threads, |k| {
+        let i = order[k];
+        if refuted[i].is_some() || decided.load(Ordering::Relaxed) {
+            return None;
         }
+        let verdict = search(
+            &models[i],
+            init(&models[i], &parts[i]),
+            &parts[i].ops,
+            &limits,
+        );
+        let illegal = matches!(verdict, Verdict::NotLinearizable { .. });
+        if illegal && !options.all_partitions {
+            decided.store(true, Ordering::Relaxed);
+        }
+        Some(verdict)
     });
+    let mut verdicts = refuted;
+    for (&i, verdict) in order.iter().zip(searched) {
+        if verdict.is_some() {
+            verdicts[i] = verdict;
+        }
+    }
     verdicts
-        .into_inner()
-        .unwrap_or_else(|e| e.into_inner())
         .into_iter()
         .map(|v| v.unwrap_or(Verdict::NotSearched))
         .collect()

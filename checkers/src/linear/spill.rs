@@ -12,6 +12,7 @@ use super::explain::said;
 use super::model::{Model, ModelError};
 use super::models::{CounterInput, CounterModel};
 use super::partition::Partition;
+use super::workers::in_parallel;
 use super::{check_partitions, LinOptions, LinResult, ModelKind, Shared, Val};
 use crate::ideal::{self, Count};
 use crate::op::{Op, OpType, Process, F};
@@ -451,34 +452,6 @@ impl Drop for Spill {
         self.files.clear();
         let _ = std::fs::remove_dir_all(&self.dir);
     }
-}
-
-/// `work(i)` for every `i` below `n`, on `threads` threads that each take the next `i` in
-/// turn (so the memory of one thread's work is reused by its next); the results in the
-/// order of `i`. A panic in `work` is raised again here.
-fn in_parallel<T: Send>(n: usize, threads: usize, work: impl Fn(usize) -> T + Sync) -> Vec<T> {
-    let next = AtomicUsize::new(0);
-    let worker = || {
-        let mut done = Vec::new();
-        loop {
-            let i = next.fetch_add(1, Ordering::Relaxed);
-            if i >= n {
-                return done;
-            }
-            done.push((i, work(i)));
-        }
-    };
-    let mut done: Vec<(usize, T)> = std::thread::scope(|scope| {
-        let workers: Vec<_> = (0..threads.clamp(1, n.max(1)))
-            .map(|_| scope.spawn(worker))
-            .collect();
-        let joined = workers.into_iter().map(|w| w.join());
-        joined
-            .flat_map(|done| done.unwrap_or_else(|p| std::panic::resume_unwind(p)))
-            .collect()
-    });
-    done.sort_by_key(|&(i, _)| i);
-    done.into_iter().map(|(_, t)| t).collect()
 }
 
 /// The name of spill file number `file`.

@@ -102,11 +102,8 @@ pub fn partitions(
         });
     }
     // In the partitions' order; one whose every op was left out is no partition.
-    let mut ops: Vec<Option<Vec<_>>> = ops.into_iter().map(Some).collect();
-    let mut take = |s: usize| ops.get_mut(s).and_then(Option::take);
-    let parts = slots
-        .into_iter()
-        .filter_map(|(key, s)| Some((key, take(s)?)));
+    let mut take = |s: usize| ops.get_mut(s).map(std::mem::take).unwrap_or_default();
+    let parts = slots.into_iter().map(|(key, s)| (key, take(s)));
     parts
         .filter(|(_, ops)| !ops.is_empty())
         .map(|(key, ops)| Partition { key, ops })
