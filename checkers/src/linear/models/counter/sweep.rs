@@ -411,7 +411,11 @@ impl<'a> Sweep<'a> {
             true => c.applied & bit,
             false => c.done & bit,
         } != 0;
-        let ways = if settled { vec![c] } else { self.closure(c) };
+        let ways = if settled {
+            vec![c]
+        } else {
+            self.closure(c, bit, is_add)
+        };
         for mut w in ways {
             if is_add && w.applied & bit == 0 {
                 if let CounterInput::Add(_, d) = self.ops[op].input {
@@ -436,7 +440,7 @@ impl<'a> Sweep<'a> {
     /// then take from the reserve only what they must.
     fn expire(&mut self, c: Config, bit: u64, class: usize, op: usize, out: &mut Vec<Config>) {
         let ways = match c.applied & bit == 0 && !self.exact_pool {
-            true => self.closure(c),
+            true => self.closure(c, bit, true),
             false => vec![c],
         };
         for mut w in ways {
@@ -463,8 +467,9 @@ impl<'a> Sweep<'a> {
     }
 
     /// `start` and every configuration reached from it by blocks (a burst, then the reads
-    /// that fit its sum), at this instant.
-    fn closure(&mut self, start: Config) -> Vec<Config> {
+    /// that fit its sum), at this instant, up to those where the op of slot `goal` (an add
+    /// if `is_add`, else a read) is settled: later blocks can wait for its return.
+    fn closure(&mut self, start: Config, goal: u64, is_add: bool) -> Vec<Config> {
         let mut seen = vec![start];
         let mut known = std::mem::take(&mut self.scratch.known);
         let mut blocks = std::mem::take(&mut self.scratch.blocks);
@@ -474,6 +479,13 @@ impl<'a> Sweep<'a> {
         while i < seen.len() {
             let from = seen[i];
             i += 1;
+            let settled = match is_add {
+                true => from.applied,
+                false => from.done,
+            };
+            if settled & goal != 0 {
+                continue;
+            }
             let mut undone = self.open_reads & !from.done;
             while undone != 0 {
                 let r = undone.trailing_zeros() as usize;

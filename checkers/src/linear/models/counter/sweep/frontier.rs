@@ -2,9 +2,8 @@
 //! the width, the most promising.
 
 use super::{Config, Event, Sweep, MAX_FRONTIER, STOP_EVERY};
-use crate::ideal;
+use crate::ideal::{self, Sum};
 use crate::linear::model::Decision;
-use rustc_hash::FxHashMap;
 use std::cmp::Reverse;
 use std::collections::VecDeque;
 
@@ -106,36 +105,42 @@ impl Sweep<'_> {
         }
     }
 
-    /// Drops every configuration that a lazier one beats (`lazier`).
-    fn drop_lazier(&self, configs: Vec<Config>) -> Vec<Config> {
-        let mut by_applied: FxHashMap<u64, Vec<usize>> = FxHashMap::default();
-        for (i, c) in configs.iter().enumerate() {
-            by_applied.entry(c.applied).or_default().push(i);
-        }
-        if by_applied.len() < 2 {
+    /// Drops every configuration that a lazier one beats (`lazier`). A lazier one has the
+    /// same sum once the open adds in effect are taken out (`closed`), so only those are
+    /// compared.
+    fn drop_lazier(&self, mut configs: Vec<Config>) -> Vec<Config> {
+        if configs.len() < 2 {
             return configs;
         }
-        let beaten: Vec<bool> = configs
-            .iter()
-            .map(|a| {
-                let need = a.done & !self.fitting(a.value, a.done);
-                let beats = |sub: u64| {
-                    let lazier = by_applied.get(&sub).into_iter().flatten();
-                    lazier
-                        .map(|&b| &configs[b])
-                        .any(|b| self.lazier(b, a, need))
-                };
-                // Of the proper subsets of `a.applied`, those present, the cheaper way.
-                match a.applied.count_ones() < by_applied.len().ilog2() {
-                    true => submasks(a.applied).any(beats),
-                    false => by_applied
-                        .keys()
-                        .any(|&s| s & !a.applied == 0 && s != a.applied && beats(s)),
-                }
-            })
-            .collect();
-        let kept = configs.into_iter().zip(beaten).filter(|(_, b)| !b);
-        kept.map(|(c, _)| c).collect()
+        configs.sort_by_cached_key(|c| (self.closed(c), c.applied.count_ones()));
+        let mut kept = Vec::with_capacity(configs.len());
+        let mut group = 0;
+        for (i, a) in configs.iter().enumerate() {
+            let closed = self.closed(a);
+            if self.closed(&configs[group]) != closed {
+                group = i;
+            }
+            let need = a.done & !self.fitting(a.value, a.done);
+            let beaten = configs[group..i].iter().any(|b| {
+                b.applied & !a.applied == 0 && b.applied != a.applied && self.lazier(b, a, need)
+            });
+            if !beaten {
+                kept.push(*a);
+            }
+        }
+        kept
+    }
+
+    /// The sum of `c` without its open adds in effect; an absent counter counts as 0.
+    fn closed(&self, c: &Config) -> Sum {
+        let mut sum = c.value.unwrap_or(0);
+        let mut bits = c.applied;
+        while bits != 0 {
+            let s = bits.trailing_zeros() as usize;
+            bits &= bits - 1;
+            sum -= Sum::from(self.add_delta[s]);
+        }
+        sum
     }
 
     /// Whether `b`, which has a proper subset of the open adds of `a` in effect, beats `a`:
@@ -176,16 +181,4 @@ impl Sweep<'_> {
             false => self.guess.width,
         }
     }
-}
-
-/// The proper subsets of the bits of `mask`, largest first.
-fn submasks(mask: u64) -> impl Iterator<Item = u64> {
-    let mut sub = mask;
-    std::iter::from_fn(move || {
-        if sub == 0 {
-            return None;
-        }
-        sub = (sub - 1) & mask;
-        Some(sub)
-    })
 }
