@@ -1,13 +1,14 @@
 //! A run end to end: start a cluster (or reach a target), drive the workload with the
 //! nemesis, record the history, then check it and draw its report.
 
+use crate::api::AdminClient;
 use crate::check::{self, Target};
 use crate::cluster::Cluster;
-use crate::driver::{drive, final_reads, HttpClient, Nemesis, Progress, Recorder};
+use crate::driver::{drive, final_reads, target, HttpClient, Nemesis, Progress, Recorder};
 use crate::error::BadInput;
 use crate::report::{index, run_report, summary};
 use crate::store::{NodeRecord, RunFolder, RunRecord};
-use crate::workload::nemesis;
+use crate::workload::nemesis::{self, FaultKind};
 use crate::workload::Workload;
 use anyhow::Context;
 use checkers::{Results, Validity};
@@ -29,6 +30,8 @@ pub struct RunPlan {
     pub panic_after_start: bool,
     /// An already running service (`host:port` each) to drive instead of bundled nodes.
     pub targets: Vec<String>,
+    /// With targets: the workload's keys are used as they are (not namespaced per run).
+    pub keys_as_is: bool,
 }
 
 /// How a run ended.
@@ -45,7 +48,8 @@ pub struct RunOutcome {
 }
 
 /// Runs the plan end to end.
-pub async fn run(plan: RunPlan) -> anyhow::Result<RunOutcome> {
+pub async fn run(mut plan: RunPlan) -> anyhow::Result<RunOutcome> {
+    let faults_note = reach_targets(&mut plan).await?;
     let folder = RunFolder::create(&plan.results, &plan.workload.name).map_err(|e| {
         let message = format!("creating a run folder under {}", plan.results.display());
         // A path that cannot hold a folder is bad input; a failing disk is not.
@@ -66,6 +70,10 @@ pub async fn run(plan: RunPlan) -> anyhow::Result<RunOutcome> {
         plan.workload.time_limit
     );
     let mut record = RunRecord::new(plan.workload.clone(), plan.seed);
+    if let Some(note) = faults_note {
+        eprintln!("{note}");
+        record.faults_note = Some(note);
+    }
     record.write(&folder)?;
 
     let interrupted = Arc::new(AtomicBool::new(false));
@@ -112,7 +120,7 @@ pub async fn run(plan: RunPlan) -> anyhow::Result<RunOutcome> {
         drove?;
         saved.context("saving the nodes' oracle dumps")?;
     } else {
-        // Someone else's service: no process-level faults, no oracle.
+        // Someone else's service: no process of ours to kill, no oracle.
         let addrs: Vec<(String, String)> = plan
             .targets
             .iter()
@@ -148,6 +156,43 @@ pub async fn run(plan: RunPlan) -> anyhow::Result<RunOutcome> {
     })
 }
 
+/// Probes every target before anything starts (a target that is down, or does not speak the
+/// node API, is bad input) and, with `keys_as_is`, checks that none of the keys holds a
+/// count yet. Faults the targets cannot play are dropped from the plan, and the note says
+/// which: with a fault plane on every target, all but kill and power loss play through it.
+async fn reach_targets(plan: &mut RunPlan) -> Result<Option<String>, BadInput> {
+    if plan.targets.is_empty() {
+        return Ok(None);
+    }
+    let mut planes = true;
+    for addr in &plan.targets {
+        let found = target::probe(addr)
+            .await
+            .map_err(|e| BadInput::Usage(e.to_string()))?;
+        planes &= found == target::Found::FaultPlane;
+        if plan.keys_as_is {
+            target::check_fresh(addr, &plan.workload.keys)
+                .await
+                .map_err(|e| BadInput::Usage(e.to_string()))?;
+        }
+    }
+    let faults = &mut plan.workload.nemesis.faults;
+    if faults.is_empty() {
+        return Ok(None);
+    }
+    if !planes {
+        faults.clear();
+        return Ok(Some(
+            "no faults: the target has no fault plane (GET /admin/health does not answer as our node's does)".to_string(),
+        ));
+    }
+    let before = faults.len();
+    faults.retain(|f| !matches!(f, FaultKind::Kill | FaultKind::PowerLoss));
+    Ok((faults.len() < before).then(|| {
+        "kill and power loss need the processes and are not played against a target; the other faults play through its /admin fault plane".to_string()
+    }))
+}
+
 /// Drives the workload with a progress display while the nemesis runs its schedule; then
 /// heals the cluster and reads every counter from every node. A stop signal (Ctrl-C,
 /// SIGTERM, SIGHUP: `shutdown`) stops the load early.
@@ -161,6 +206,7 @@ async fn drive_load(
     let w = &plan.workload;
     let recorder = Arc::new(Recorder::create(history).map_err(BadInput::from)?);
     let ids: Vec<String> = addrs.iter().map(|(id, _)| id.clone()).collect();
+    let nodes = addrs.clone();
     let client = Arc::new(HttpClient::new(
         addrs,
         Duration::from_millis(w.client_timeout_ms),
@@ -180,6 +226,12 @@ async fn drive_load(
             let admin = c.lock().await.admin(Duration::from_secs(5));
             Some(Arc::new(Nemesis::new(c, admin, recorder.clone())))
         }
+        // Targets whose fault plane answered (`reach_targets` cleared the faults otherwise).
+        None if !w.nemesis.faults.is_empty() => Some(Arc::new(Nemesis::for_targets(
+            nodes.clone(),
+            AdminClient::new(Duration::from_secs(5)),
+            recorder.clone(),
+        ))),
         None => None,
     };
     let faults_stop = Arc::new(AtomicBool::new(false));

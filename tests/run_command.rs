@@ -246,37 +246,6 @@ fn an_unknown_workload_or_a_bad_flag_exits_254() {
 }
 
 #[test]
-fn a_workload_runs_against_an_already_running_service_given_by_target() {
-    let (node, _data) = crate::node_api::start_node(r#"{"rf": 1}"#, &[]);
-    let results = tempfile::tempdir().expect("temp dir");
-    let target = format!("http://{}", node.addr);
-    let out = run(&[
-        "run",
-        "--workload",
-        "hot-counter",
-        "--time-limit",
-        "2",
-        "--target",
-        &target,
-        "--results",
-        results.path().to_str().expect("utf-8"),
-    ]);
-    assert!(matches!(out.status.code(), Some(0 | 1)), "{out:?}");
-    let dir = only_run_folder(results.path());
-    assert!(dir.join("results.json").is_file());
-    let run_json: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.join("run.json")).expect("run.json"))
-            .expect("JSON");
-    assert_eq!(run_json["nodes"][0]["addr"], node.addr.as_str());
-    let history = std::fs::read_to_string(dir.join("history.jsonl")).expect("history");
-    assert!(
-        !history.contains("start-"),
-        "no process-level faults against someone else's service"
-    );
-    assert!(history.contains("\"ok\""), "the service was driven");
-}
-
-#[test]
 fn serve_answers_the_index_and_the_pages_on_loopback() {
     use std::io::{BufRead, Read, Write};
     let results = tempfile::tempdir().expect("temp dir");

@@ -13,3 +13,4 @@ mod process;
 mod run_command;
 mod scenarios;
 mod semantics_doc;
+mod target_runs;

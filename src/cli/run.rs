@@ -1,6 +1,7 @@
 //! `checker run` and `checker replay`: a workload run end to end, from a workload file with
 //! flags on top, or again from a run folder's record.
 
+use crate::driver::target;
 use crate::error::BadInput;
 use crate::runner::{run as run_plan, RunPlan};
 use crate::store::{RunFolder, RunRecord};
@@ -36,8 +37,12 @@ pub struct RunArgs {
     pub results: PathBuf,
     /// Drive an already running service that speaks the node API instead of starting nodes
     /// (`http://HOST:PORT` or `HOST:PORT`, comma separated); no process-level faults.
-    #[arg(long, value_delimiter = ',', value_parser = parse_target)]
+    #[arg(long, value_delimiter = ',', value_parser = target::parse)]
     pub target: Vec<String>,
+    /// With `--target`: use the workload's keys as they are, instead of moving them to a
+    /// namespace of this run's own; the run stops if one of them already holds a count.
+    #[arg(long, requires = "target")]
+    pub keys_as_is: bool,
     /// The target cannot tell an absent counter from 0: check `null` and `0` as the same
     /// (sets the workload's `absent_is_zero`).
     #[arg(long)]
@@ -74,7 +79,10 @@ fn plan(args: RunArgs) -> anyhow::Result<RunPlan> {
         // The service is someone else's: its settings are its own business.
         w.nodes = args.target.len();
         w.cluster.rf = w.cluster.rf.min(w.nodes);
-        w.nemesis.faults.clear();
+        if !args.keys_as_is {
+            // Counters the target kept from earlier runs are not this run's.
+            w.keys = target::namespaced(&w.keys, &target::fresh_namespace());
+        }
     }
     w.validate()
         .map_err(|message| BadInput::Usage(format!("flags: {message}")))?;
@@ -84,6 +92,7 @@ fn plan(args: RunArgs) -> anyhow::Result<RunPlan> {
         results: args.results,
         panic_after_start: args.panic_after_start,
         targets: args.target,
+        keys_as_is: args.keys_as_is,
     })
 }
 
@@ -103,16 +112,7 @@ pub async fn replay(args: ReplayArgs) -> anyhow::Result<Validity> {
         results: args.results,
         panic_after_start: false,
         targets: Vec::new(),
+        keys_as_is: false,
     };
     Ok(run_plan(plan).await?.verdict)
-}
-
-fn parse_target(s: &str) -> Result<String, String> {
-    let addr = s.trim_start_matches("http://").trim_end_matches('/');
-    match addr.rsplit_once(':') {
-        Some((host, port)) if !host.is_empty() && port.parse::<u16>().is_ok() => {
-            Ok(addr.to_string())
-        }
-        _ => Err(format!("expected http://HOST:PORT or HOST:PORT, got `{s}`")),
-    }
 }

@@ -6,6 +6,7 @@ mod nemesis;
 mod pacer;
 mod progress;
 mod recorder;
+pub mod target;
 
 pub use client::{CounterClient, HttpClient, Outcome};
 pub use nemesis::Nemesis;

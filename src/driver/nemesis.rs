@@ -1,6 +1,8 @@
 //! The nemesis: carries out the planned faults on the real processes (kill -9, SIGSTOP) and
 //! through the nodes' fault plane (cut links, delays, clocks, flush, compact, repair),
-//! records every action in the history, and heals the cluster at the end.
+//! records every action in the history, and heals the cluster at the end. Against targets
+//! (`--target`) whose fault plane answers, it plays through that plane alone: a pause is the
+//! plane's `paused`, and kill and power loss, which need the processes, are not played.
 
 use super::recorder::Recorder;
 use crate::api::{AdminClient, FaultsUpdate};
@@ -20,7 +22,10 @@ use tokio::time::Instant;
 
 /// Injects faults into one cluster.
 pub struct Nemesis {
-    cluster: Arc<Mutex<Cluster>>,
+    /// The bundled cluster's processes; none for targets.
+    cluster: Option<Arc<Mutex<Cluster>>>,
+    /// The nodes as `(id, host:port)` when there is no cluster.
+    targets: Vec<(String, String)>,
     recorder: Arc<Recorder>,
     admin: AdminClient,
     /// The links each node has cut now, so that overlapping partitions add up.
@@ -32,7 +37,24 @@ impl Nemesis {
     /// cluster's secret), recording into `recorder`.
     pub fn new(cluster: Arc<Mutex<Cluster>>, admin: AdminClient, recorder: Arc<Recorder>) -> Self {
         Nemesis {
-            cluster,
+            cluster: Some(cluster),
+            targets: Vec::new(),
+            recorder,
+            admin,
+            cuts: std::sync::Mutex::new(BTreeMap::new()),
+        }
+    }
+
+    /// A nemesis for running services given as `(id, host:port)`, through their fault plane
+    /// alone.
+    pub fn for_targets(
+        targets: Vec<(String, String)>,
+        admin: AdminClient,
+        recorder: Arc<Recorder>,
+    ) -> Self {
+        Nemesis {
+            cluster: None,
+            targets,
             recorder,
             admin,
             cuts: std::sync::Mutex::new(BTreeMap::new()),
@@ -51,8 +73,13 @@ impl Nemesis {
             .map(|_| ())
     }
 
+    /// A node's address, and its process id when the nemesis started it (else 0).
     async fn addr(&self, node: &str) -> Option<(String, u32)> {
-        let cluster = self.cluster.lock().await;
+        let Some(cluster) = &self.cluster else {
+            let target = self.targets.iter().find(|(id, _)| id == node);
+            return target.map(|(_, addr)| (addr.clone(), 0));
+        };
+        let cluster = cluster.lock().await;
         cluster
             .nodes()
             .iter()
@@ -61,13 +88,11 @@ impl Nemesis {
     }
 
     async fn nodes(&self) -> Vec<String> {
-        self.cluster
-            .lock()
-            .await
-            .nodes()
-            .iter()
-            .map(|n| n.id.clone())
-            .collect()
+        let Some(cluster) = &self.cluster else {
+            return self.targets.iter().map(|(id, _)| id.clone()).collect();
+        };
+        let cluster = cluster.lock().await;
+        cluster.nodes().iter().map(|n| n.id.clone()).collect()
     }
 
     /// Changes a node's faults; a node that does not answer (paused, killed) is logged.
@@ -95,9 +120,21 @@ impl Nemesis {
         }
     }
 
+    /// Pauses (SIGSTOP) or resumes (SIGCONT) a node: its process, or for a target, through
+    /// its fault plane.
     async fn signal(&self, node: &str, signal: Signal) {
-        if let Some((_, pid)) = self.addr(node).await {
-            let _ = kill(Pid::from_raw(pid as i32), signal);
+        match self.addr(node).await {
+            Some((_, pid)) if pid > 0 => {
+                let _ = kill(Pid::from_raw(pid as i32), signal);
+            }
+            Some(_) => {
+                let update = FaultsUpdate {
+                    paused: Some(signal == Signal::SIGSTOP),
+                    ..FaultsUpdate::default()
+                };
+                self.set_faults(node, update).await;
+            }
+            None => {}
         }
     }
 
@@ -134,11 +171,21 @@ impl Nemesis {
     async fn start(&self, action: &Action, stop: &Arc<AtomicBool>) {
         match action {
             Action::Partition { cuts, .. } => self.set_cuts(cuts, true).await,
-            Action::Kill { node } => self.cluster.lock().await.kill(node).await,
-            Action::PowerLoss { node } => match self.cluster.lock().await.power_loss(node).await {
-                Ok(lost) => tracing::info!(%node, lost_bytes = lost, "power loss"),
-                Err(e) => tracing::warn!(%node, error = %e, "power loss: commit log"),
-            },
+            Action::Kill { node } | Action::PowerLoss { node } => {
+                let Some(cluster) = &self.cluster else {
+                    tracing::warn!(%node, "nemesis: no process to kill on a target");
+                    return;
+                };
+                let mut cluster = cluster.lock().await;
+                if let Action::Kill { .. } = action {
+                    cluster.kill(node).await;
+                    return;
+                }
+                match cluster.power_loss(node).await {
+                    Ok(lost) => tracing::info!(%node, lost_bytes = lost, "power loss"),
+                    Err(e) => tracing::warn!(%node, error = %e, "power loss: commit log"),
+                }
+            }
             Action::Pause { node } => self.signal(node, Signal::SIGSTOP).await,
             Action::Clock {
                 node,
@@ -196,12 +243,10 @@ impl Nemesis {
         match action {
             Action::Partition { cuts, .. } => self.set_cuts(cuts, false).await,
             Action::Kill { node } | Action::PowerLoss { node } => {
-                self.cluster
-                    .lock()
-                    .await
-                    .restart(node)
-                    .await
-                    .map_err(|e| e.to_string())?;
+                if let Some(cluster) = &self.cluster {
+                    let mut cluster = cluster.lock().await;
+                    cluster.restart(node).await.map_err(|e| e.to_string())?;
+                }
             }
             Action::Pause { node } => self.signal(node, Signal::SIGCONT).await,
             Action::Clock { node, .. } => self.set_faults(node, clock_offset(0)).await,
@@ -272,13 +317,14 @@ impl Nemesis {
         for node in &nodes {
             self.signal(node, Signal::SIGCONT).await;
         }
-        let dead: Vec<String> = {
-            let mut cluster = self.cluster.lock().await;
-            cluster.dead().await
-        };
-        for node in &dead {
-            if let Err(e) = self.cluster.lock().await.restart(node).await {
-                tracing::warn!(%node, error = %e, "heal: could not restart a node");
+        let mut dead: Vec<String> = Vec::new();
+        if let Some(cluster) = &self.cluster {
+            let mut cluster = cluster.lock().await;
+            dead = cluster.dead().await;
+            for node in &dead {
+                if let Err(e) = cluster.restart(node).await {
+                    tracing::warn!(%node, error = %e, "heal: could not restart a node");
+                }
             }
         }
         self.cuts.lock().unwrap_or_else(|e| e.into_inner()).clear();

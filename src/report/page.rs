@@ -74,6 +74,7 @@ fn run_section(out: &mut String, run: Option<&RunRecord>) {
         ("mode", workload["cluster"]["mode"].clone()),
         ("time limit (s)", workload["time_limit"].clone()),
         ("concurrency", workload["concurrency"].clone()),
+        ("faults", run["faults_note"].clone()),
         ("checker version", run["checker_version"].clone()),
     ];
     for (name, value) in rows.iter().filter(|(_, v)| !v.is_null()) {

@@ -101,6 +101,7 @@ pub async fn run(plan: SoakPlan) -> anyhow::Result<SoakOutcome> {
             results: dir.clone(),
             panic_after_start: false,
             targets: Vec::new(),
+            keys_as_is: false,
         };
         let outcome = runner::run(plan)
             .await

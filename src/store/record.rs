@@ -45,6 +45,9 @@ pub struct RunRecord {
     /// The nodes.
     #[serde(default)]
     pub nodes: Vec<NodeRecord>,
+    /// Why the workload's faults were not played, when they were not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub faults_note: Option<String>,
 }
 
 /// Why run.json could not be read.
@@ -81,6 +84,7 @@ impl RunRecord {
             interrupted: false,
             cluster_started_empty: true,
             nodes: Vec::new(),
+            faults_note: None,
         }
     }
 

@@ -1,0 +1,199 @@
+//! Someone else's service as the system under test (`--target`): its address checked, a
+//! probe that finds out before the load whether it answers the node API and has our fault
+//! plane, and the workload's keys moved to a namespace of the run's own.
+
+use crate::api::{AdminClient, CallError, ConsistencyLevel, CounterKey, DataClient, ReadResponse};
+use std::time::Duration;
+
+/// How long the probe waits for each answer.
+pub const PROBE_TIMEOUT: Duration = Duration::from_secs(3);
+
+/// A target as given on the command line (`http://HOST:PORT` or `HOST:PORT`), as `HOST:PORT`.
+pub fn parse(s: &str) -> Result<String, String> {
+    let addr = match s.split_once("://") {
+        None => s,
+        Some(("http", rest)) => rest,
+        Some(("https", _)) => {
+            return Err(format!(
+                "`{s}`: https targets are not supported (the driver speaks plain HTTP); give http://HOST:PORT"
+            ))
+        }
+        Some((scheme, _)) => {
+            return Err(format!(
+                "`{s}`: the scheme `{scheme}` is not HTTP; give http://HOST:PORT or HOST:PORT"
+            ))
+        }
+    };
+    let addr = addr.trim_end_matches('/');
+    match addr.rsplit_once(':') {
+        Some((host, port))
+            if !host.is_empty() && !host.contains('/') && port.parse::<u16>().is_ok() =>
+        {
+            Ok(addr.to_string())
+        }
+        _ => Err(format!("expected http://HOST:PORT or HOST:PORT, got `{s}`")),
+    }
+}
+
+/// What the probe found at a target.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Found {
+    /// Our node: its `/admin` fault plane answers, so the nemesis can play through it.
+    FaultPlane,
+    /// A service that answers the node API's reads and has no fault plane we can use.
+    DataOnly,
+}
+
+/// Why a target cannot be driven.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ProbeError {
+    /// Nothing answered HTTP there in time.
+    #[error("target {addr} is not reachable over HTTP ({reason}); is the service running?")]
+    Unreachable {
+        /// The target.
+        addr: String,
+        /// What went wrong.
+        reason: String,
+    },
+    /// It answers, but not as the node API (docs/node-api.md) does.
+    #[error("target {addr} does not speak the node API: GET {path} answered {answer}")]
+    NotNodeApi {
+        /// The target.
+        addr: String,
+        /// The request that was made.
+        path: String,
+        /// What came back.
+        answer: String,
+    },
+    /// With `--keys-as-is`, a counter already holds a count.
+    #[error("target {addr} already holds {value} for `{key}`: drop --keys-as-is (keys then get a namespace of the run's own) or delete the counter first")]
+    NotFresh {
+        /// The target.
+        addr: String,
+        /// The counter.
+        key: String,
+        /// Its count.
+        value: i64,
+    },
+}
+
+/// Finds out what answers at `addr`: our node's health (`GET /admin/health`), else a read of
+/// a counter no workload uses, each given [`PROBE_TIMEOUT`].
+pub async fn probe(addr: &str) -> Result<Found, ProbeError> {
+    let unreachable = |e: &CallError| ProbeError::Unreachable {
+        addr: addr.to_string(),
+        reason: e.to_string(),
+    };
+    match AdminClient::new(PROBE_TIMEOUT).health(addr).await {
+        Ok(_) => return Ok(Found::FaultPlane),
+        Err(e @ (CallError::NotSent { .. } | CallError::NoAnswer { .. })) => {
+            return Err(unreachable(&e))
+        }
+        // Some HTTP answer: not (or not openly) our admin plane; try the data plane.
+        Err(CallError::Status { .. } | CallError::BadAnswer(_)) => {}
+    }
+    let key = CounterKey {
+        partition: "checker-probe".to_string(),
+        cell: "probe".to_string(),
+    };
+    let read = DataClient::new(PROBE_TIMEOUT)
+        .read(addr, &key, ConsistencyLevel::One)
+        .await;
+    match read {
+        Ok(_) => Ok(Found::DataOnly),
+        Err(e @ (CallError::NotSent { .. } | CallError::NoAnswer { .. })) => Err(unreachable(&e)),
+        Err(e) => Err(ProbeError::NotNodeApi {
+            addr: addr.to_string(),
+            path: "/v1/counters/checker-probe/probe?cl=ONE".to_string(),
+            answer: e.to_string(),
+        }),
+    }
+}
+
+/// Checks that no counter of `keys` holds a count at `addr` yet, for a run that uses its
+/// keys as they are: a history that starts mid-way would be judged from absent counters.
+pub async fn check_fresh(addr: &str, keys: &[String]) -> Result<(), ProbeError> {
+    let client = DataClient::new(PROBE_TIMEOUT);
+    for key in keys {
+        let Ok(parsed) = key.parse::<CounterKey>() else {
+            continue;
+        };
+        match client.read(addr, &parsed, ConsistencyLevel::One).await {
+            Ok(ReadResponse {
+                value: Some(value), ..
+            }) => {
+                return Err(ProbeError::NotFresh {
+                    addr: addr.to_string(),
+                    key: key.clone(),
+                    value,
+                })
+            }
+            Ok(_) => {}
+            Err(e) => {
+                return Err(ProbeError::NotNodeApi {
+                    addr: addr.to_string(),
+                    path: format!("/v1/counters/{key}?cl=ONE"),
+                    answer: e.to_string(),
+                })
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The workload's keys moved into the run's own namespace: each partition prefixed with
+/// `namespace`, so that counters a target kept from earlier runs are never read as this
+/// run's. Keys that are not `partition/cell` are left as they are (the workload's own check
+/// reports them).
+pub fn namespaced(keys: &[String], namespace: &str) -> Vec<String> {
+    keys.iter()
+        .map(|k| match k.split_once('/') {
+            Some((partition, cell)) => format!("{namespace}{partition}/{cell}"),
+            None => k.clone(),
+        })
+        .collect()
+}
+
+/// A namespace no earlier run used: `r` and 8 random hex digits, then `-`.
+pub fn fresh_namespace() -> String {
+    format!("r{:08x}-", rand::random::<u32>())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_plain_http_targets_are_taken() {
+        assert_eq!(parse("127.0.0.1:8080"), Ok("127.0.0.1:8080".to_string()));
+        assert_eq!(parse("http://node:80/"), Ok("node:80".to_string()));
+        let ftp = parse("ftp://127.0.0.1:21").unwrap_err();
+        assert!(ftp.contains("`ftp` is not HTTP"), "{ftp}");
+        let https = parse("https://127.0.0.1:443").unwrap_err();
+        assert!(https.contains("https targets are not supported"), "{https}");
+        assert!(parse("127.0.0.1").is_err());
+        assert!(parse("127.0.0.1:99999").is_err());
+        assert!(parse(":80").is_err());
+        assert!(parse("http://a/b:80").is_err());
+    }
+
+    #[test]
+    fn namespacing_prefixes_the_partition() {
+        let keys = vec!["views/home".to_string(), "q/1".to_string()];
+        assert_eq!(
+            namespaced(&keys, "r0000002a-"),
+            vec!["r0000002a-views/home", "r0000002a-q/1"]
+        );
+        assert_ne!(fresh_namespace(), fresh_namespace());
+    }
+
+    #[tokio::test]
+    async fn a_closed_port_is_unreachable_at_once() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a free port");
+        let addr = listener.local_addr().expect("its address").to_string();
+        drop(listener);
+        let err = probe(&addr).await.unwrap_err();
+        assert!(matches!(err, ProbeError::Unreachable { .. }), "{err}");
+        assert!(err.to_string().contains(&addr), "{err}");
+    }
+}

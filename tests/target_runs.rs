@@ -1,0 +1,152 @@
+//! `checker run --target`: runs against one long-lived node, a target that is down or does
+//! not speak the node API, and keys used as they are.
+
+use crate::node_api::start_node;
+use crate::process::run;
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+
+/// Runs hot-counter against `target` with seed 3 and `extra` flags, into `results`.
+fn run_against(target: &str, results: &Path, extra: &[&str]) -> std::process::Output {
+    let mut args = vec![
+        "run",
+        "--workload",
+        "hot-counter",
+        "--seed",
+        "3",
+        "--time-limit",
+        "4",
+        "--rate",
+        "200",
+        "--target",
+        target,
+        "--results",
+        results.to_str().expect("utf-8"),
+    ];
+    args.extend(extra);
+    run(&args)
+}
+
+/// The run folders under `results/hot-counter/`, oldest first.
+fn run_folders(results: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(results.join("hot-counter")) else {
+        return Vec::new();
+    };
+    let mut runs: Vec<PathBuf> = entries
+        .map(|e| e.expect("entry").path())
+        .filter(|p| !p.is_symlink())
+        .collect();
+    runs.sort();
+    runs
+}
+
+fn json(path: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(path).expect("read")).expect("JSON")
+}
+
+#[test]
+fn runs_against_one_long_lived_node_are_all_valid_and_play_its_fault_plane() {
+    let (node, _data) = start_node(r#"{"rf": 1}"#, &[]);
+    let results = tempfile::tempdir().expect("temp dir");
+    let target = format!("http://{}", node.addr);
+    let mut keys = Vec::new();
+    for round in 0..3 {
+        // Each run in a folder of its own (run folders are named by the second).
+        let results = results.path().join(round.to_string());
+        let out = run_against(&target, &results, &[]);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "run {round}: every run against a correct node is valid\n{}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let dir = run_folders(&results).pop().expect("a run folder");
+        let record = json(&dir.join("run.json"));
+        assert_eq!(record["nodes"][0]["addr"], node.addr.as_str());
+        keys.push(record["workload"]["keys"].to_string());
+        let history = std::fs::read_to_string(dir.join("history.jsonl")).expect("history");
+        assert!(history.contains("\"ok\""), "the service was driven");
+        assert!(
+            history.contains("\"start-partition\"") && history.contains("\"heal\""),
+            "the nemesis played through the node's fault plane and healed it"
+        );
+    }
+    assert_ne!(keys[0], keys[1], "each run has keys of its own");
+    assert_ne!(keys[1], keys[2], "each run has keys of its own");
+}
+
+#[test]
+fn a_target_that_is_down_or_is_not_the_node_api_stops_the_run_before_it_starts() {
+    let results = tempfile::tempdir().expect("temp dir");
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").expect("a port");
+    let down = closed.local_addr().expect("address").to_string();
+    drop(closed);
+    let out = run_against(&down, results.path(), &[]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(254), "{stderr}");
+    assert!(
+        stderr.contains(&down) && stderr.contains("not reachable"),
+        "{stderr}"
+    );
+
+    // A web server that is not a counter node: 404 to everything.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a port");
+    let web = listener.local_addr().expect("address").to_string();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().take(4) {
+            let Ok(mut stream) = stream else { continue };
+            let mut request = [0u8; 2048];
+            let _ = stream.read(&mut request);
+            let _ = stream.write_all(
+                b"HTTP/1.1 404 Not Found\r\ncontent-length: 9\r\nconnection: close\r\n\r\nnot found",
+            );
+        }
+    });
+    let out = run_against(&web, results.path(), &[]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(254), "{stderr}");
+    assert!(stderr.contains("does not speak the node API"), "{stderr}");
+
+    let out = run_against("ftp://127.0.0.1:21", results.path(), &[]);
+    assert_eq!(out.status.code(), Some(254));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not HTTP"));
+    assert!(run_folders(results.path()).is_empty(), "no run started");
+}
+
+#[test]
+fn keys_used_as_they_are_must_start_absent() {
+    let (node, _data) = start_node(r#"{"rf": 1}"#, &[]);
+    let results = tempfile::tempdir().expect("temp dir");
+    let first = run_against(&node.addr, &results.path().join("a"), &["--keys-as-is"]);
+    assert_eq!(first.status.code(), Some(0), "{first:?}");
+    let record = json(&run_folders(&results.path().join("a"))[0].join("run.json"));
+    assert_eq!(record["workload"]["keys"][0], "views/home");
+    let second = run_against(&node.addr, &results.path().join("b"), &["--keys-as-is"]);
+    let stderr = String::from_utf8_lossy(&second.stderr);
+    assert_eq!(second.status.code(), Some(254), "{stderr}");
+    assert!(
+        stderr.contains("already holds") && stderr.contains("views/home"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_target_without_an_open_fault_plane_is_driven_without_faults_and_says_so() {
+    // A node whose admin plane wants a secret the run does not know.
+    let (node, _data) = start_node(r#"{"rf": 1, "secret": "not-yours"}"#, &[]);
+    let results = tempfile::tempdir().expect("temp dir");
+    let out = run_against(&node.addr, results.path(), &[]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("no faults: the target has no fault plane")
+    );
+    let dir = run_folders(results.path()).pop().expect("a run folder");
+    let record = json(&dir.join("run.json"));
+    let note = record["faults_note"].as_str().expect("a faults note");
+    assert!(note.starts_with("no faults"), "{note}");
+    let history = std::fs::read_to_string(dir.join("history.jsonl")).expect("history");
+    assert!(!history.contains("\"start-"), "no fault was played");
+    let report = std::fs::read_to_string(dir.join("report.html")).expect("report");
+    assert!(report.contains("no faults: the target has no fault plane"));
+}
