@@ -93,6 +93,19 @@ fn exit_254_for_bad_arguments_and_unreadable_input_of_every_command() {
 }
 
 #[test]
+fn export_to_a_place_that_cannot_hold_a_file_names_it_and_the_fix() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let file = dir.path().join("file");
+    std::fs::write(&file, "x").expect("file");
+    let under_a_file = format!("{}/out.edn", file.display());
+    let input = history(dir.path(), 3, "ok");
+    let (code, stderr) = code(&["export", &input, "--output", &under_a_file]);
+    assert_eq!(code, Some(254), "{stderr}");
+    assert!(stderr.contains(&under_a_file), "{stderr}");
+    assert!(stderr.contains("give --output a file"), "{stderr}");
+}
+
+#[test]
 fn exit_255_for_an_internal_error() {
     // A node that cannot bind its address is no bad input, but the machine refusing.
     let taken = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");

@@ -13,4 +13,5 @@ mod process;
 mod run_command;
 mod scenarios;
 mod semantics_doc;
+mod soak_workflow;
 mod target_runs;

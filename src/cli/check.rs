@@ -234,9 +234,14 @@ pub fn export(args: ExportArgs) -> anyhow::Result<()> {
     let (ops, _) =
         read_history(&args.path, None, ReadOptions::default()).map_err(BadInput::from)?;
     let mut out: Box<dyn Write> = match &args.output {
-        Some(path) => Box::new(std::io::BufWriter::new(
-            std::fs::File::create(path).with_context(|| format!("creating {}", path.display()))?,
-        )),
+        Some(path) => Box::new(std::io::BufWriter::new(std::fs::File::create(path).map_err(
+            |e| {
+                BadInput::Usage(format!(
+                    "cannot write {}: {e}; give --output a file in a folder that exists and that you may write to",
+                    path.display()
+                ))
+            },
+        )?)),
         None => Box::new(std::io::BufWriter::new(std::io::stdout().lock())),
     };
     let written = match args.format {
@@ -245,7 +250,10 @@ pub fn export(args: ExportArgs) -> anyhow::Result<()> {
     match written {
         // A reader such as `head` that stopped early is not an error.
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
-        other => other.context("writing the export"),
+        other => other.with_context(|| match &args.output {
+            Some(path) => format!("writing the export to {}", path.display()),
+            None => "writing the export to stdout".to_string(),
+        }),
     }
 }
 

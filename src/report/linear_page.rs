@@ -117,13 +117,14 @@ pub fn render(history: &[Op], result: &LinResult, failure: &PartitionFailure) ->
         v.sort_by_key(|d| d.call.index);
         v
     };
+    // Processes in their own order: clients by number (2 before 10), then named ones.
     let rows: BTreeMap<String, usize> = shown
         .iter()
-        .map(|d| d.call.process.to_string())
+        .map(|d| &d.call.process)
         .collect::<std::collections::BTreeSet<_>>()
         .into_iter()
         .enumerate()
-        .map(|(i, p)| (p, i))
+        .map(|(i, p)| (p.to_string(), i))
         .collect();
     let width = 140.0 + (hi - lo + 1) as f64 * STEP;
     let height = 30.0 + rows.len() as f64 * ROW;
@@ -355,5 +356,21 @@ mod tests {
             page.contains("This op cannot take effect on its own: starting from absent, [4] p2 read → 1 cannot."),
             "{page}"
         );
+    }
+
+    #[test]
+    fn processes_are_drawn_in_number_order() {
+        // Client 10 adds, then client 2 reads more than it could: rows 2 then 10, as numbers.
+        let mut h = HistoryBuilder::on("views/home");
+        h.add(10, 1);
+        h.added(10, 1, OpType::Ok);
+        h.read(2);
+        h.read_ok(2, 5);
+        let result = check(ModelKind::Counter, h.ops(), &LinOptions::default()).expect("checkable");
+        let failure = result.failures.first().expect("not linearizable");
+        let page = render(h.ops(), &result, failure);
+        let two = page.find(">process 2</text>").expect("row of client 2");
+        let ten = page.find(">process 10</text>").expect("row of client 10");
+        assert!(two < ten, "{page}");
     }
 }
