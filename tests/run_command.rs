@@ -483,3 +483,30 @@ fn sigterm_ends_a_soak_after_checking_the_current_run_exits_130_and_says_so() {
     assert!(summary["finished"].is_string());
     assert_eq!(survivors(&pids, Duration::from_secs(2)), Vec::<u32>::new());
 }
+
+#[test]
+fn tombstone_queue_fails_scans_at_its_default_length_and_still_gets_a_verdict() {
+    let results = tempfile::tempdir().expect("temp dir");
+    let out = run(&[
+        "run",
+        "--workload",
+        "tombstone-queue",
+        "--seed",
+        "11",
+        "--results",
+        results.path().to_str().expect("utf-8"),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let runs = results.path().join("tombstone-queue/latest/results.json");
+    let results_json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(runs).expect("results.json")).expect("JSON");
+    let tombstones = &results_json["checkers"]["tombstones"];
+    assert!(
+        tombstones["failed_reads"].as_u64().expect("failed reads") > 0,
+        "scans failed for tombstones: {tombstones}"
+    );
+    let convergence = &results_json["checkers"]["convergence"];
+    assert_eq!(convergence["valid"], true, "{convergence}");
+    assert_eq!(convergence["unanswered"], 0, "{convergence}");
+    assert!(convergence["from_dumps"].as_u64().expect("from dumps") > 0);
+}

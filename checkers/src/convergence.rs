@@ -3,7 +3,9 @@
 //!
 //! The final reads are the client reads and scans after the `final-reads` marker the driver
 //! records once the nemesis has healed the cluster. A history without that marker has no
-//! convergence verdict.
+//! convergence verdict. A counter (or partition) that no final read could get an answer for
+//! (a scan over too many tombstones fails, as Cassandra's does) is taken from the nodes' own
+//! dumps when the run folder has them: what each node holds at the end.
 
 use crate::counter::Values;
 use crate::ideal::Reading;
@@ -52,12 +54,22 @@ pub struct ConvergenceResult {
     pub disagreeing: u64,
     /// Counters whose nodes agreed on a value outside the history's final bounds.
     pub out_of_bounds: u64,
-    /// Counters no final read answered.
+    /// Counters no final read answered, nor the nodes' dumps.
     pub unanswered: u64,
+    /// Counters and partitions no final read answered, taken from the nodes' dumps instead.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub from_dumps: u64,
     /// The first divergent counters (at most 20).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub examples: Vec<Divergence>,
 }
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+/// Each counter's value on each node that holds it, from the nodes' dumps.
+pub type Dumps = BTreeMap<String, BTreeMap<String, Option<i64>>>;
 
 /// Streams a history and collects the final reads.
 #[derive(Debug, Default)]
@@ -120,16 +132,22 @@ impl ConvergenceChecker {
         self.answers.keys().cloned().collect()
     }
 
-    /// The verdict, given each counter's final allowed states (as `reading` compares them);
-    /// none without final reads. Absent and 0 are different answers unless `reading` says not.
+    /// The verdict, given each counter's final allowed states (as `reading` compares them)
+    /// and the nodes' dumps, if any, for what no final read answered; none without final
+    /// reads. Absent and 0 are different answers unless `reading` says not.
     pub fn finish(
         mut self,
         finals: &BTreeMap<String, Values>,
         reading: Reading,
+        dumps: Option<&Dumps>,
     ) -> Option<ConvergenceResult> {
         if !self.started {
             return None;
         }
+        let from_dumps = match dumps {
+            Some(dumps) => self.answer_from(dumps, finals),
+            None => 0,
+        };
         // A scan that left a known counter out answered that it is absent.
         for (node, partition) in &self.scanned {
             let prefix = format!("{partition}/");
@@ -138,7 +156,10 @@ impl ConvergenceChecker {
                 answers.entry(node.clone()).or_insert(None);
             }
         }
-        let mut result = ConvergenceResult::default();
+        let mut result = ConvergenceResult {
+            from_dumps,
+            ..ConvergenceResult::default()
+        };
         for (key, values) in &self.answers {
             result.keys += 1;
             let allowed = finals
@@ -171,6 +192,41 @@ impl ConvergenceChecker {
         let wrong = result.disagreeing + result.out_of_bounds > 0;
         result.valid = Validity::from_findings(wrong, result.unanswered > 0);
         Some(result)
+    }
+
+    /// Takes what each node holds, from `dumps`, for every counter or partition asked that
+    /// no final read answered: a node that holds nothing of a counter answers absent.
+    /// Returns how many were answered so.
+    fn answer_from(&mut self, dumps: &Dumps, finals: &BTreeMap<String, Values>) -> u64 {
+        let nodes: BTreeSet<String> = dumps.values().flat_map(|n| n.keys().cloned()).collect();
+        let unanswered: Vec<String> = (self.asked.iter())
+            .filter(|asked| {
+                !self.answers.contains_key(*asked)
+                    && !self
+                        .scanned
+                        .iter()
+                        .any(|(_, partition)| partition == *asked)
+            })
+            .cloned()
+            .collect();
+        for asked in &unanswered {
+            let prefix = format!("{asked}/");
+            let covered = |k: &&String| *k == asked || k.starts_with(&prefix);
+            let keys: BTreeSet<&String> =
+                dumps.keys().chain(finals.keys()).filter(covered).collect();
+            for key in keys {
+                let held = dumps.get(key);
+                let answers = self.answers.entry(key.clone()).or_default();
+                for node in &nodes {
+                    let value = held.and_then(|h| h.get(node).copied().flatten());
+                    answers.insert(node.clone(), value);
+                }
+            }
+            // A partition none of whose counters exist anywhere is answered too: all absent.
+            self.scanned
+                .extend(nodes.iter().map(|n| (n.clone(), asked.clone())));
+        }
+        unanswered.len() as u64
     }
 }
 
@@ -213,7 +269,7 @@ mod tests {
         }
         ops.iter().for_each(|op| checker.observe(op));
         let finals = BTreeMap::from([("c/x".to_string(), Values::count(3))]);
-        checker.finish(&finals, Reading::default())
+        checker.finish(&finals, Reading::default(), None)
     }
 
     #[test]
@@ -249,6 +305,85 @@ mod tests {
             .ops()
             .iter()
             .for_each(|op| checker.observe(op));
-        assert_eq!(checker.finish(&BTreeMap::new(), Reading::default()), None);
+        assert_eq!(
+            checker.finish(&BTreeMap::new(), Reading::default(), None),
+            None
+        );
+    }
+
+    /// +3 ok on q/1, the marker, then a final scan of `q` that failed on every node.
+    fn failed_scan() -> (ConvergenceChecker, BTreeMap<String, Values>) {
+        let mut h = HistoryBuilder::on("q/1");
+        h.add(1, 3);
+        h.added(1, 3, OpType::Ok);
+        let mut ops = h.ops().to_vec();
+        ops.push(Op::new(
+            Process::nemesis(),
+            OpType::Info,
+            F::from(FINAL_READS.to_string()),
+            None,
+            Value::Null,
+        ));
+        let mut scan = Op::new(
+            Process::Client(100),
+            OpType::Invoke,
+            F::Scan,
+            Some("q".into()),
+            Value::Null,
+        );
+        ops.push(scan.clone());
+        scan.kind = OpType::Fail;
+        ops.push(scan);
+        let mut checker = ConvergenceChecker::new();
+        ops.iter().for_each(|op| checker.observe(op));
+        (
+            checker,
+            BTreeMap::from([("q/1".to_string(), Values::count(3))]),
+        )
+    }
+
+    #[test]
+    fn a_partition_no_final_read_could_answer_is_taken_from_the_dumps() {
+        let (checker, finals) = failed_scan();
+        let result = checker
+            .finish(&finals, Reading::default(), None)
+            .expect("final reads");
+        assert_eq!((result.unanswered, result.valid), (1, Validity::Unknown));
+
+        let agree = Dumps::from([(
+            "q/1".to_string(),
+            BTreeMap::from([("n1".to_string(), Some(3)), ("n2".to_string(), Some(3))]),
+        )]);
+        let (checker, finals) = failed_scan();
+        let result = checker
+            .finish(&finals, Reading::default(), Some(&agree))
+            .expect("final reads");
+        assert_eq!(
+            (
+                result.keys,
+                result.unanswered,
+                result.from_dumps,
+                result.valid
+            ),
+            (1, 0, 1, Validity::Valid)
+        );
+
+        // n2 holds nothing of q/1: it answers absent, and the nodes disagree.
+        let apart = Dumps::from([
+            (
+                "q/1".to_string(),
+                BTreeMap::from([("n1".to_string(), Some(3))]),
+            ),
+            (
+                "q/2".to_string(),
+                BTreeMap::from([("n2".to_string(), None)]),
+            ),
+        ]);
+        let (checker, finals) = failed_scan();
+        let result = checker
+            .finish(&finals, Reading::default(), Some(&apart))
+            .expect("final reads");
+        assert_eq!((result.disagreeing, result.valid), (1, Validity::Invalid));
+        assert_eq!(result.examples[0].answers(), "n1=3 n2=null");
     }
 }

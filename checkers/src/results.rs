@@ -161,7 +161,8 @@ pub fn check(
     let mut counter = counter.finish();
     let resurrection = std::mem::take(&mut counter.resurrection);
     let final_read = convergence.keys();
-    let convergence = convergence.finish(&counter.final_values, options.reading);
+    let dumps = options.oracle.as_ref().map(|truth| &truth.values);
+    let convergence = convergence.finish(&counter.final_values, options.reading, dumps);
     let oracle = options.oracle.as_ref().map(|truth| {
         let reading = options.reading;
         oracle::cross_check(&truth.values, truth.nodes, &counter, &final_read, reading)

@@ -248,6 +248,13 @@ fn convergence_lines(out: &mut String, results: &Results) {
             c.out_of_bounds,
             if c.unanswered > 0 { format!(", {} unanswered", c.unanswered) } else { String::new() },
         );
+        if c.from_dumps > 0 {
+            let _ = writeln!(
+                out,
+                "    no final read could answer for {} of the counters or partitions asked: taken from the nodes' dumps (what each node holds)",
+                c.from_dumps
+            );
+        }
         for example in c.examples.iter().take(WORST_SHOWN) {
             let _ = writeln!(out, "    {}: {}", example.key, example.answers());
         }
