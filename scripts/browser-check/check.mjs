@@ -1,6 +1,7 @@
 // Loads report pages from disk in headless Chromium: fails on any console error, page
 // error, failed request, request that leaves the disk, or link to an anchor that does not
-// exist; saves a full-page screenshot of each. Usage: node check.mjs OUT_DIR PAGE.html...
+// exist, or a report whose verdict sentence and findings are not on the first screen
+// (1280×800); saves a full-page screenshot of each. Usage: node check.mjs OUT_DIR PAGE.html...
 import { chromium } from "playwright-core";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
@@ -15,7 +16,7 @@ const browser = await chromium.launch({
 });
 let problems = 0;
 for (const file of pages) {
-  const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+  const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
   const found = [];
   page.on("console", (m) => { if (m.type() === "error") found.push(`console: ${m.text()}`); });
   page.on("pageerror", (e) => found.push(`page error: ${e.message}`));
@@ -27,6 +28,16 @@ for (const file of pages) {
       .map((a) => a.getAttribute("href").slice(1))
       .filter((id) => !document.getElementById(id)));
   broken.forEach((id) => found.push(`link to a missing anchor #${id}`));
+  const firstScreen = await page.evaluate(() => {
+    const cause = document.querySelector(".cause");
+    if (!cause) return [];
+    const out = [];
+    if (cause.getBoundingClientRect().bottom > window.innerHeight) out.push("the verdict sentence is below the first screen");
+    const findings = [...document.querySelectorAll("h2")].find((h) => h.textContent.startsWith("Worst findings"));
+    if (!findings || findings.getBoundingClientRect().top > window.innerHeight) out.push("the findings do not start on the first screen");
+    return out;
+  });
+  firstScreen.forEach((f) => found.push(f));
   const svgs = await page.evaluate(() => document.querySelectorAll("svg").length);
   const shot = path.join(outDir, path.basename(path.dirname(path.resolve(file))) + "-" + path.basename(file, ".html") + ".png");
   await page.screenshot({ path: shot, fullPage: true });

@@ -17,6 +17,7 @@ th, td { border: 1px solid #ccc; padding: 3px 8px; text-align: left; vertical-al
 th { background: #f3f3f3; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
 .banner { padding: 0.8em 1.2em; margin: 1em 0; color: white; font-size: 1.4em; }
+.cause { font-size: 1.15em; font-weight: 600; margin: 0.6em 0 1.2em; }
 .valid { background: #2c8a2c; } .invalid { background: #c62828; } .unknown { background: #c77800; }
 .tag { color: white; padding: 1px 7px; border-radius: 3px; }
 .chart svg { max-width: 100%; height: auto; border: 1px solid #ddd; margin: 0.5em 0; }

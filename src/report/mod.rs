@@ -9,3 +9,4 @@ pub mod plots;
 pub mod run_report;
 pub mod summary;
 pub mod timeline;
+pub mod verdict;

@@ -4,6 +4,7 @@
 
 use super::html::{escape, page, verdict_class, verdict_word};
 use super::timeline::{self, Pairs};
+use super::verdict;
 use crate::store::RunRecord;
 use checkers::counter::ReadBounds;
 use checkers::{Op, Results};
@@ -48,11 +49,20 @@ pub fn render(report: &Report) -> String {
         verdict_class(word),
         escape(&format!("{title} · {} ops", results.ops))
     );
-    run_section(&mut body, report.run);
+    // First the verdict and its cause, then the findings, then the figures and charts.
+    let mut focus = Vec::new();
+    let (cause, worst) = verdict::sentence(results);
+    let worst = worst.map(|at| format!(" (the worst read: {})", link(at, &mut focus)));
+    let _ = writeln!(
+        body,
+        "<p class=\"cause\">{}{}</p>",
+        escape(&cause),
+        worst.unwrap_or_default()
+    );
+    findings_section(&mut body, report, &mut focus);
     checkers_section(&mut body, results);
     charts_section(&mut body, report.plots);
-    let mut focus = Vec::new();
-    findings_section(&mut body, report, &mut focus);
+    run_section(&mut body, report.run);
     timelines_section(&mut body, report.history, &focus);
     page(&title, &body)
 }

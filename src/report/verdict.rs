@@ -1,0 +1,288 @@
+//! The sentence report.html opens with: the verdict and its cause, rounded for people (the
+//! exact figures are in results.json), with the fault that was on when the worst read was
+//! made.
+
+use checkers::counter::ReadBounds;
+use checkers::stats::FaultWindow;
+use checkers::{Results, Validity};
+
+/// The verdict sentence, and the history index of the worst read it names, if any.
+pub fn sentence(results: &Results) -> (String, Option<u64>) {
+    let c = &results.checkers;
+    let worst = c.counter.errors.first();
+    let mut causes: Vec<String> = Vec::new();
+    let counts = [
+        (&c.counter.overcount, "overcounted"),
+        (&c.counter.undercount, "undercounted"),
+    ];
+    for (m, what) in counts.into_iter().filter(|(m, _)| m.reads > 0) {
+        causes.push(format!(
+            "{} {what} by up to {} ({})",
+            reads(m.reads),
+            m.max,
+            percent(m.max_relative)
+        ));
+    }
+    // The worst read's counter and time, and the fault it fell under.
+    if let (Some(read), Some(first)) = (worst, causes.first_mut()) {
+        first.push_str(&format!(" on {}", read.key));
+        first.push_str(&when(read, &c.stats.faults));
+    }
+    let misreads = c.counter.absent_as_zero + c.counter.zero_as_absent;
+    if misreads > 0 {
+        causes.push(format!(
+            "{} mistook an absent counter for 0 or the reverse",
+            reads(misreads)
+        ));
+    }
+    if c.resurrection.events > 0 {
+        causes.push(format!(
+            "{} came back after a delete (up to {})",
+            plural(c.resurrection.events, "counter", "counters"),
+            c.resurrection.max_magnitude
+        ));
+    }
+    if c.tombstones.violations > 0 {
+        causes.push(format!(
+            "{} broke the tombstone thresholds",
+            reads(c.tombstones.violations)
+        ));
+    }
+    if let Some(conv) = c
+        .convergence
+        .as_ref()
+        .filter(|v| v.valid == Validity::Invalid)
+    {
+        if conv.disagreeing > 0 {
+            causes.push(format!(
+                "replicas disagree on {} after the heal",
+                plural(conv.disagreeing, "counter", "counters")
+            ));
+        }
+        if conv.out_of_bounds > 0 {
+            causes.push(format!(
+                "replicas agree on a final value no order allows for {}",
+                plural(conv.out_of_bounds, "counter", "counters")
+            ));
+        }
+    }
+    if let Some(lin) = c.linearizable.as_ref().filter(|l| l.illegal_keys > 0) {
+        causes.push(format!(
+            "{} of {} not linearizable",
+            lin.illegal_keys,
+            plural(lin.keys as u64, "partition", "partitions")
+        ));
+    }
+    if let Some(oracle) = c.oracle.as_ref().filter(|o| o.unflagged > 0) {
+        causes.push(format!(
+            "{} hold values no flagged read shows (a checker bug)",
+            plural(oracle.unflagged, "counter", "counters")
+        ));
+    }
+    let word = results.valid.word();
+    let text = match results.valid {
+        Validity::Valid => format!(
+            "{word}: every check passed: {} within bounds{}",
+            reads(c.counter.reads),
+            faults_played(&c.stats.faults)
+        ),
+        Validity::Invalid => {
+            let mut text = format!("{word}: {}", causes.join("; "));
+            if c.counter.overcount.reads > 0 && c.stats.retries > 0 {
+                text.push_str(&format!(
+                    "; the run retried {} (a retry of an increment that timed out may apply it twice)",
+                    plural(c.stats.retries, "op", "ops")
+                ));
+            }
+            text
+        }
+        Validity::Unknown => format!("{word}: {}", undecided(results)),
+    };
+    (
+        text,
+        worst
+            .map(|r| r.index)
+            .filter(|_| results.valid == Validity::Invalid),
+    )
+}
+
+/// Which checkers could not decide, and why where they say.
+fn undecided(results: &Results) -> String {
+    let c = &results.checkers;
+    let mut parts = Vec::new();
+    if c.counter.valid == Validity::Unknown {
+        parts.push(match c.counter.unchecked_reads {
+            0 => "the counter checker had nothing to judge".to_string(),
+            n => format!("{} could not be judged", reads(n)),
+        });
+    }
+    if let Some(lin) = c
+        .linearizable
+        .as_ref()
+        .filter(|l| l.valid == Validity::Unknown)
+    {
+        let why = lin.reason.as_deref().unwrap_or("no answer in time");
+        parts.push(format!("linearizability undecided ({why})"));
+    }
+    if let Some(conv) = c
+        .convergence
+        .as_ref()
+        .filter(|v| v.valid == Validity::Unknown)
+    {
+        parts.push(format!(
+            "no final read answered for {}",
+            plural(conv.unanswered, "counter", "counters")
+        ));
+    }
+    if parts.is_empty() {
+        parts.push("a checker could not decide".to_string());
+    }
+    parts.join("; ")
+}
+
+/// `, during the partition at 12.0–18.0 s`, or `, 3.0 s after the kill at 5.0–9.0 s ended`, for the
+/// fault that was on when the read returned, or the last one before it (within 10 s).
+fn when(read: &ReadBounds, faults: &[FaultWindow]) -> String {
+    let at = read.time;
+    let during = faults
+        .iter()
+        .find(|f| f.start_time <= at && f.end_time.is_none_or(|end| at <= end));
+    if let Some(f) = during {
+        return format!(", at {}, during the {} at {}", secs(at), f.fault, span(f));
+    }
+    let before = faults
+        .iter()
+        .filter_map(|f| f.end_time.filter(|&end| end < at).map(|end| (end, f)))
+        .max_by_key(|(end, _)| *end);
+    match before {
+        Some((end, f)) if at - end < 1_000_000_000 => {
+            format!(", at {}, as the {} at {} ended", secs(at), f.fault, span(f))
+        }
+        Some((end, f)) if at - end <= 10_000_000_000 => format!(
+            ", at {}, {} after the {} at {} ended",
+            secs(at),
+            secs(at - end),
+            f.fault,
+            span(f)
+        ),
+        _ => format!(", at {}, with no fault on", secs(at)),
+    }
+}
+
+/// ` under 4 faults (partition, slow)`, or nothing when none was played.
+fn faults_played(faults: &[FaultWindow]) -> String {
+    if faults.is_empty() {
+        return String::new();
+    }
+    let mut kinds: Vec<&str> = faults.iter().map(|f| f.fault.as_str()).collect();
+    kinds.sort_unstable();
+    kinds.dedup();
+    format!(
+        ", under {} ({})",
+        plural(faults.len() as u64, "fault", "faults"),
+        kinds.join(", ")
+    )
+}
+
+fn span(f: &FaultWindow) -> String {
+    let start = f.start_time as f64 / 1e9;
+    match f.end_time {
+        Some(end) => format!("{start:.1}–{:.1} s", end as f64 / 1e9),
+        None => format!("{start:.1} s (never healed)"),
+    }
+}
+
+fn secs(ns: u64) -> String {
+    format!("{:.1} s", ns as f64 / 1e9)
+}
+
+fn percent(share: f64) -> String {
+    match share * 100.0 {
+        p if p >= 10.0 => format!("{p:.0} %"),
+        p => format!("{p:.1} %"),
+    }
+}
+
+fn reads(n: u64) -> String {
+    plural(n, "read", "reads")
+}
+
+fn plural(n: u64, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use checkers::counter::Magnitude;
+
+    fn fault(kind: &str, start_s: u64, end_s: u64) -> FaultWindow {
+        FaultWindow {
+            fault: kind.to_string(),
+            value: serde_json::Value::Null,
+            start_time: start_s * 1_000_000_000,
+            end_time: Some(end_s * 1_000_000_000),
+            clients: Default::default(),
+        }
+    }
+
+    fn invalid() -> Results {
+        let mut results = Results {
+            valid: Validity::Invalid,
+            ..Results::default()
+        };
+        let c = &mut results.checkers;
+        c.counter.overcount = Magnitude {
+            reads: 14,
+            max: 6,
+            max_relative: 0.021,
+            ..Magnitude::default()
+        };
+        c.stats.retries = 9;
+        c.stats.faults = vec![fault("partition", 12, 18), fault("slow", 30, 33)];
+        c.counter.errors.push(ReadBounds {
+            key: "hot".to_string(),
+            index: 4242,
+            time: 15_500_000_000,
+            ..ReadBounds::default()
+        });
+        results
+    }
+
+    #[test]
+    fn an_invalid_run_says_what_how_big_where_and_under_which_fault() {
+        let (text, worst) = sentence(&invalid());
+        assert_eq!(
+            text,
+            "INVALID: 14 reads overcounted by up to 6 (2.1 %) on hot, at 15.5 s, during the partition at 12.0–18.0 s; the run retried 9 ops (a retry of an increment that timed out may apply it twice)"
+        );
+        assert_eq!(worst, Some(4242));
+    }
+
+    #[test]
+    fn a_read_after_a_fault_names_the_fault_it_followed() {
+        let mut results = invalid();
+        results.checkers.counter.errors[0].time = 21_000_000_000;
+        let (text, _) = sentence(&results);
+        assert!(
+            text.contains("at 21.0 s, 3.0 s after the partition at 12.0–18.0 s ended"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn a_valid_run_says_what_was_checked_and_under_which_faults() {
+        let mut results = Results {
+            valid: Validity::Valid,
+            ..Results::default()
+        };
+        results.checkers.counter.reads = 323;
+        results.checkers.stats.faults = vec![fault("partition", 2, 4), fault("slow", 6, 8)];
+        let (text, worst) = sentence(&results);
+        assert_eq!(
+            text,
+            "VALID: every check passed: 323 reads within bounds, under 2 faults (partition, slow)"
+        );
+        assert_eq!(worst, None);
+    }
+}
