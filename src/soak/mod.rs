@@ -103,10 +103,12 @@ pub async fn run(plan: SoakPlan) -> anyhow::Result<SoakOutcome> {
             targets: Vec::new(),
             keys_as_is: false,
         };
+        let run_started = Instant::now();
         let outcome = runner::run(plan)
             .await
             .with_context(|| format!("soak run {} ({})", i + 1, w.name))?;
-        let record = RunSummary::of(&outcome, &w, run_seed, &budget);
+        let mut record = RunSummary::of(&outcome, &w, run_seed, &budget);
+        record.elapsed_s = run_started.elapsed().as_secs_f64();
         eprintln!(
             "soak run {} · {} · {} · {}",
             i + 1,

@@ -49,6 +49,9 @@ pub struct RunSummary {
     pub seed: u64,
     /// How long the load ran, s.
     pub time_limit: f64,
+    /// How long the whole run took, checks and report included, s (0 when not measured).
+    #[serde(default)]
+    pub elapsed_s: f64,
     /// The run folder.
     pub folder: String,
     /// The folder was deleted to keep the soak's disk bounded.
@@ -90,6 +93,7 @@ impl RunSummary {
             workload: w.name.clone(),
             seed,
             time_limit: w.time_limit,
+            elapsed_s: 0.0,
             folder: outcome.dir.display().to_string(),
             pruned: false,
             verdict: results.valid,
@@ -200,7 +204,11 @@ impl SoakSummary {
                 cases.push(Case {
                     class: run.workload.clone(),
                     name: format!("run {} (seed {}): {checker}", i + 1, run.seed),
-                    time_s: run.time_limit,
+                    time_s: if run.elapsed_s > 0.0 {
+                        run.elapsed_s
+                    } else {
+                        run.time_limit
+                    },
                     failure,
                 });
             }

@@ -107,13 +107,15 @@ impl Budget {
                 self.tombstone_violations as f64,
             ),
         ];
-        if let (Some(limit), Some(lin)) = (self.not_linearizable_keys, &c.linearizable) {
-            checks.push(line(
-                "linearizable",
-                "illegal_keys",
-                lin.illegal_keys as f64,
-                limit as f64,
-            ));
+        if let Some(lin) = &c.linearizable {
+            // Whether or not its findings are budgeted, a check that could not decide is not
+            // within any budget.
+            let undecided = f64::from(u8::from(lin.valid == Validity::Unknown));
+            checks.push(line("linearizable", "undecided", undecided, 0.0));
+            if let Some(limit) = self.not_linearizable_keys {
+                let illegal = lin.illegal_keys as f64;
+                checks.push(line("linearizable", "illegal_keys", illegal, limit as f64));
+            }
         }
         if let Some(convergence) = c.convergence.as_ref().filter(|_| self.converge) {
             let disagreeing = convergence.disagreeing as f64;
@@ -203,5 +205,47 @@ mod tests {
         );
         assert!(parse_overrides("hot-counter = 1\n").is_err(), "not a table");
         Ok(())
+    }
+
+    #[test]
+    fn a_linearizability_check_that_could_not_decide_is_over_any_budget() {
+        use checkers::linear::LinResult;
+        let with_lin = |valid: Validity, illegal_keys: usize| {
+            let mut r = results(1_000, 0, 0);
+            r.checkers.linearizable = Some(LinResult {
+                valid,
+                illegal_keys,
+                ..LinResult::default()
+            });
+            r
+        };
+        let lines = |r: &Results, budget: &Budget| -> Vec<(String, bool)> {
+            let checks = budget.checks(r).into_iter();
+            let lin = checks.filter(|c| c.checker == "linearizable");
+            lin.map(|c| (c.figure, c.within)).collect()
+        };
+        let unbudgeted = Budget::default();
+        let decided = with_lin(Validity::Valid, 0);
+        assert_eq!(
+            lines(&decided, &unbudgeted),
+            [("undecided".to_string(), true)]
+        );
+        let undecided = with_lin(Validity::Unknown, 0);
+        assert_eq!(
+            lines(&undecided, &unbudgeted),
+            [("undecided".to_string(), false)]
+        );
+        // Illegal keys count only where the budget names them.
+        let illegal = with_lin(Validity::Invalid, 2);
+        assert_eq!(
+            lines(&illegal, &unbudgeted),
+            [("undecided".to_string(), true)]
+        );
+        let budgeted = Budget {
+            not_linearizable_keys: Some(1),
+            ..Budget::default()
+        };
+        let figures = lines(&illegal, &budgeted);
+        assert_eq!(figures[1], ("illegal_keys".to_string(), false));
     }
 }
