@@ -49,7 +49,7 @@ pub struct RunOutcome {
 
 /// Runs the plan end to end.
 pub async fn run(mut plan: RunPlan) -> anyhow::Result<RunOutcome> {
-    let faults_note = reach_targets(&mut plan).await?;
+    let reached = reach_targets(&mut plan).await?;
     let folder = RunFolder::create(&plan.results, &plan.workload.name).map_err(|e| {
         let message = format!("creating a run folder under {}", plan.results.display());
         // A path that cannot hold a folder is bad input; a failing disk is not.
@@ -70,7 +70,7 @@ pub async fn run(mut plan: RunPlan) -> anyhow::Result<RunOutcome> {
         plan.workload.time_limit
     );
     let mut record = RunRecord::new(plan.workload.clone(), plan.seed);
-    if let Some(note) = faults_note {
+    if let Some(note) = reached.note {
         eprintln!("{note}");
         record.faults_note = Some(note);
     }
@@ -124,8 +124,8 @@ pub async fn run(mut plan: RunPlan) -> anyhow::Result<RunOutcome> {
         let addrs: Vec<(String, String)> = plan
             .targets
             .iter()
-            .enumerate()
-            .map(|(i, a)| (format!("t{}", i + 1), a.clone()))
+            .zip(reached.ids)
+            .map(|(a, id)| (id, a.clone()))
             .collect();
         record.nodes = addrs
             .iter()
@@ -156,41 +156,58 @@ pub async fn run(mut plan: RunPlan) -> anyhow::Result<RunOutcome> {
     })
 }
 
+/// What probing the targets found: their ids, and why faults were dropped, if they were.
+struct Reached {
+    /// Each target's id: the node's own where its fault plane answered (cuts and delays
+    /// name peers by it), else `t1`, `t2`, ...
+    ids: Vec<String>,
+    /// Why the workload's faults were not all played.
+    note: Option<String>,
+}
+
 /// Probes every target before anything starts (a target that is down, or does not speak the
 /// node API, is bad input) and, with `keys_as_is`, checks that none of the keys holds a
 /// count yet. Faults the targets cannot play are dropped from the plan, and the note says
 /// which: with a fault plane on every target, all but kill and power loss play through it.
-async fn reach_targets(plan: &mut RunPlan) -> Result<Option<String>, BadInput> {
-    if plan.targets.is_empty() {
-        return Ok(None);
-    }
-    let mut planes = true;
+async fn reach_targets(plan: &mut RunPlan) -> Result<Reached, BadInput> {
+    let mut planes = Vec::new();
     for addr in &plan.targets {
         let found = target::probe(addr)
             .await
             .map_err(|e| BadInput::Usage(e.to_string()))?;
-        planes &= found == target::Found::FaultPlane;
+        if let target::Found::FaultPlane(id) = found {
+            planes.push(id);
+        }
         if plan.keys_as_is {
-            target::check_fresh(addr, &plan.workload.keys)
+            let absent_is_zero = plan.workload.absent_is_zero;
+            target::check_fresh(addr, &plan.workload.keys, absent_is_zero)
                 .await
                 .map_err(|e| BadInput::Usage(e.to_string()))?;
         }
     }
+    let every_plane = planes.len() == plan.targets.len();
+    let ids = match every_plane {
+        true => planes,
+        false => (1..=plan.targets.len()).map(|i| format!("t{i}")).collect(),
+    };
     let faults = &mut plan.workload.nemesis.faults;
-    if faults.is_empty() {
-        return Ok(None);
+    if plan.targets.is_empty() || faults.is_empty() {
+        return Ok(Reached { ids, note: None });
     }
-    if !planes {
+    if !every_plane {
         faults.clear();
-        return Ok(Some(
-            "no faults: the target has no fault plane (GET /admin/health does not answer as our node's does)".to_string(),
-        ));
+        let note = "no faults: the target has no fault plane (GET /admin/health does not answer as our node's does)";
+        return Ok(Reached {
+            ids,
+            note: Some(note.to_string()),
+        });
     }
     let before = faults.len();
     faults.retain(|f| !matches!(f, FaultKind::Kill | FaultKind::PowerLoss));
-    Ok((faults.len() < before).then(|| {
+    let note = (faults.len() < before).then(|| {
         "kill and power loss need the processes and are not played against a target; the other faults play through its /admin fault plane".to_string()
-    }))
+    });
+    Ok(Reached { ids, note })
 }
 
 /// Drives the workload with a progress display while the nemesis runs its schedule; then

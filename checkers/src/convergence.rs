@@ -79,6 +79,8 @@ pub struct ConvergenceChecker {
     answers: BTreeMap<String, BTreeMap<String, Option<i64>>>,
     scanned: Vec<(String, String)>,
     asked: BTreeSet<String>,
+    /// What was asked and answered from the nodes' dumps.
+    dumped: BTreeSet<String>,
 }
 
 impl ConvergenceChecker {
@@ -187,6 +189,7 @@ impl ConvergenceChecker {
         let answered = |asked: &String| {
             self.answers.contains_key(asked)
                 || self.scanned.iter().any(|(_, partition)| partition == asked)
+                || self.dumped.contains(asked)
         };
         result.unanswered = self.asked.iter().filter(|k| !answered(k)).count() as u64;
         let wrong = result.disagreeing + result.out_of_bounds > 0;
@@ -195,10 +198,10 @@ impl ConvergenceChecker {
     }
 
     /// Takes what each node holds, from `dumps`, for every counter or partition asked that
-    /// no final read answered: a node that holds nothing of a counter answers absent.
-    /// Returns how many were answered so.
+    /// no final read answered: of the nodes that hold some counter of its partition (its
+    /// replicas), one that holds nothing of a counter answers absent. Returns how many were
+    /// answered so.
     fn answer_from(&mut self, dumps: &Dumps, finals: &BTreeMap<String, Values>) -> u64 {
-        let nodes: BTreeSet<String> = dumps.values().flat_map(|n| n.keys().cloned()).collect();
         let unanswered: Vec<String> = (self.asked.iter())
             .filter(|asked| {
                 !self.answers.contains_key(*asked)
@@ -210,6 +213,11 @@ impl ConvergenceChecker {
             .cloned()
             .collect();
         for asked in &unanswered {
+            let partition = crate::ideal::partition_of(asked);
+            let replicas: BTreeSet<String> = (dumps.iter())
+                .filter(|(key, _)| crate::ideal::partition_of(key) == partition)
+                .flat_map(|(_, held)| held.keys().cloned())
+                .collect();
             let prefix = format!("{asked}/");
             let covered = |k: &&String| *k == asked || k.starts_with(&prefix);
             let keys: BTreeSet<&String> =
@@ -217,14 +225,13 @@ impl ConvergenceChecker {
             for key in keys {
                 let held = dumps.get(key);
                 let answers = self.answers.entry(key.clone()).or_default();
-                for node in &nodes {
+                for node in &replicas {
                     let value = held.and_then(|h| h.get(node).copied().flatten());
                     answers.insert(node.clone(), value);
                 }
             }
-            // A partition none of whose counters exist anywhere is answered too: all absent.
-            self.scanned
-                .extend(nodes.iter().map(|n| (n.clone(), asked.clone())));
+            // Answered, also when no node holds anything of it: absent everywhere.
+            self.dumped.insert(asked.clone());
         }
         unanswered.len() as u64
     }
@@ -368,7 +375,23 @@ mod tests {
             (1, 0, 1, Validity::Valid)
         );
 
-        // n2 holds nothing of q/1: it answers absent, and the nodes disagree.
+        // n3 holds nothing of partition q: not one of its replicas, it is not asked.
+        let elsewhere = Dumps::from([
+            (
+                "q/1".to_string(),
+                BTreeMap::from([("n1".to_string(), Some(3)), ("n2".to_string(), Some(3))]),
+            ),
+            (
+                "r/1".to_string(),
+                BTreeMap::from([("n3".to_string(), Some(1))]),
+            ),
+        ]);
+        let (checker, finals) = failed_scan();
+        let result =
+            (checker.finish(&finals, Reading::default(), Some(&elsewhere))).expect("final reads");
+        assert_eq!((result.disagreeing, result.valid), (0, Validity::Valid));
+
+        // n2 holds nothing of q/1 but a counter of q: it answers absent, and they disagree.
         let apart = Dumps::from([
             (
                 "q/1".to_string(),

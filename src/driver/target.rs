@@ -38,8 +38,9 @@ pub fn parse(s: &str) -> Result<String, String> {
 /// What the probe found at a target.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Found {
-    /// Our node: its `/admin` fault plane answers, so the nemesis can play through it.
-    FaultPlane,
+    /// Our node, with its id: its `/admin` fault plane answers, so the nemesis can play
+    /// through it (cuts and delays name peers by these ids).
+    FaultPlane(String),
     /// A service that answers the node API's reads and has no fault plane we can use.
     DataOnly,
 }
@@ -85,7 +86,7 @@ pub async fn probe(addr: &str) -> Result<Found, ProbeError> {
         reason: e.to_string(),
     };
     match AdminClient::new(PROBE_TIMEOUT).health(addr).await {
-        Ok(_) => return Ok(Found::FaultPlane),
+        Ok(health) => return Ok(Found::FaultPlane(health.id)),
         Err(e @ (CallError::NotSent { .. } | CallError::NoAnswer { .. })) => {
             return Err(unreachable(&e))
         }
@@ -112,7 +113,12 @@ pub async fn probe(addr: &str) -> Result<Found, ProbeError> {
 
 /// Checks that no counter of `keys` holds a count at `addr` yet, for a run that uses its
 /// keys as they are: a history that starts mid-way would be judged from absent counters.
-pub async fn check_fresh(addr: &str, keys: &[String]) -> Result<(), ProbeError> {
+/// With `absent_is_zero` (a target that cannot tell absent from 0), 0 counts as absent.
+pub async fn check_fresh(
+    addr: &str,
+    keys: &[String],
+    absent_is_zero: bool,
+) -> Result<(), ProbeError> {
     let client = DataClient::new(PROBE_TIMEOUT);
     for key in keys {
         let Ok(parsed) = key.parse::<CounterKey>() else {
@@ -121,7 +127,7 @@ pub async fn check_fresh(addr: &str, keys: &[String]) -> Result<(), ProbeError> 
         match client.read(addr, &parsed, ConsistencyLevel::One).await {
             Ok(ReadResponse {
                 value: Some(value), ..
-            }) => {
+            }) if !(absent_is_zero && value == 0) => {
                 return Err(ProbeError::NotFresh {
                     addr: addr.to_string(),
                     key: key.clone(),
@@ -129,6 +135,12 @@ pub async fn check_fresh(addr: &str, keys: &[String]) -> Result<(), ProbeError> 
                 })
             }
             Ok(_) => {}
+            Err(e @ (CallError::NotSent { .. } | CallError::NoAnswer { .. })) => {
+                return Err(ProbeError::Unreachable {
+                    addr: addr.to_string(),
+                    reason: e.to_string(),
+                })
+            }
             Err(e) => {
                 return Err(ProbeError::NotNodeApi {
                     addr: addr.to_string(),

@@ -369,8 +369,14 @@ mod tests {
         let result = check(ModelKind::Counter, h.ops(), &LinOptions::default()).expect("checkable");
         let failure = result.failures.first().expect("not linearizable");
         let page = render(h.ops(), &result, failure);
-        let two = page.find(">process 2</text>").expect("row of client 2");
-        let ten = page.find(">process 10</text>").expect("row of client 10");
-        assert!(two < ten, "{page}");
+        // In the whole partition's timeline, the row of client 2 is drawn above client 10's.
+        let whole = &page[page.find("The whole partition").expect("the timeline")..];
+        let row_y = |process: &str| -> f64 {
+            let label = format!("\">process {process}</text>");
+            let end = whole.find(&label).expect("a row label");
+            let start = whole[..end].rfind("y=\"").expect("its y") + 3;
+            whole[start..end].parse().expect("a number")
+        };
+        assert!(row_y("2") < row_y("10"), "{page}");
     }
 }

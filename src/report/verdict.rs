@@ -9,24 +9,42 @@ use checkers::{Results, Validity};
 /// The verdict sentence, and the history index of the worst read it names, if any.
 pub fn sentence(results: &Results) -> (String, Option<u64>) {
     let c = &results.checkers;
-    let worst = c.counter.errors.first();
     let mut causes: Vec<String> = Vec::new();
+    // Each kind of wrong read with its worst example: when, on which counter, under which fault.
+    let over = |r: &&ReadBounds| r.value.is_some_and(|v| v > r.upper);
+    let under = |r: &&ReadBounds| r.value.is_some_and(|v| v < r.lower);
+    let errors = &c.counter.errors;
     let counts = [
-        (&c.counter.overcount, "overcounted"),
-        (&c.counter.undercount, "undercounted"),
+        (
+            &c.counter.overcount,
+            "overcounted",
+            errors.iter().find(over),
+        ),
+        (
+            &c.counter.undercount,
+            "undercounted",
+            errors.iter().find(under),
+        ),
     ];
-    for (m, what) in counts.into_iter().filter(|(m, _)| m.reads > 0) {
-        causes.push(format!(
+    let mut worst: Option<&ReadBounds> = None;
+    for (m, what, example) in counts.into_iter().filter(|(m, _, _)| m.reads > 0) {
+        let mut cause = format!(
             "{} {what} by up to {} ({})",
             reads(m.reads),
             m.max,
             percent(m.max_relative)
-        ));
+        );
+        if let Some(read) = example {
+            cause.push_str(&format!(" on {}{}", read.key, when(read, &c.stats.faults)));
+            worst = worst.or(Some(read));
+        }
+        causes.push(cause);
     }
-    // The worst read's counter and time, and the fault it fell under.
-    if let (Some(read), Some(first)) = (worst, causes.first_mut()) {
-        first.push_str(&format!(" on {}", read.key));
-        first.push_str(&when(read, &c.stats.faults));
+    if c.counter.overflow_reads > 0 {
+        causes.push(format!(
+            "{} of a sum past 64 bits",
+            reads(c.counter.overflow_reads)
+        ));
     }
     let misreads = c.counter.absent_as_zero + c.counter.zero_as_absent;
     if misreads > 0 {
@@ -87,6 +105,11 @@ pub fn sentence(results: &Results) -> (String, Option<u64>) {
             faults_played(&c.stats.faults)
         ),
         Validity::Invalid => {
+            if causes.is_empty() {
+                causes.push(
+                    "a checker found a violation (see the findings and the figures)".to_string(),
+                );
+            }
             let mut text = format!("{word}: {}", causes.join("; "));
             if c.counter.overcount.reads > 0 && c.stats.retries > 0 {
                 text.push_str(&format!(
@@ -244,6 +267,8 @@ mod tests {
             key: "hot".to_string(),
             index: 4242,
             time: 15_500_000_000,
+            value: Some(20),
+            upper: 14,
             ..ReadBounds::default()
         });
         results
@@ -284,5 +309,53 @@ mod tests {
             "VALID: every check passed: 323 reads within bounds, under 2 faults (partition, slow)"
         );
         assert_eq!(worst, None);
+    }
+
+    #[test]
+    fn each_kind_of_wrong_read_names_its_own_worst_example() {
+        let mut results = invalid();
+        let c = &mut results.checkers;
+        // An undercount listed first (worse) must not lend its key to the overcount.
+        c.counter.errors.insert(
+            0,
+            ReadBounds {
+                key: "cold".to_string(),
+                index: 7,
+                time: 40_000_000_000,
+                value: Some(1),
+                lower: 30,
+                upper: 40,
+                ..ReadBounds::default()
+            },
+        );
+        c.counter.undercount = Magnitude {
+            reads: 1,
+            max: 29,
+            max_relative: 0.5,
+            ..Magnitude::default()
+        };
+        let (text, worst) = sentence(&results);
+        assert!(
+            text.contains("14 reads overcounted by up to 6 (2.1 %) on hot, at 15.5 s"),
+            "{text}"
+        );
+        assert!(
+            text.contains("1 read undercounted by up to 29 (50 %) on cold, at 40.0 s"),
+            "{text}"
+        );
+        assert_eq!(worst, Some(4242));
+    }
+
+    #[test]
+    fn an_invalid_run_with_no_named_cause_still_says_where_to_look() {
+        let results = Results {
+            valid: Validity::Invalid,
+            ..Results::default()
+        };
+        let (text, _) = sentence(&results);
+        assert_eq!(
+            text,
+            "INVALID: a checker found a violation (see the findings and the figures)"
+        );
     }
 }

@@ -110,7 +110,8 @@ impl Budget {
         if let Some(lin) = &c.linearizable {
             // Whether or not its findings are budgeted, a check that could not decide is not
             // within any budget.
-            let undecided = f64::from(u8::from(lin.valid == Validity::Unknown));
+            let undecided = lin.valid == Validity::Unknown || lin.unknown_keys > 0;
+            let undecided = f64::from(u8::from(undecided));
             checks.push(line("linearizable", "undecided", undecided, 0.0));
             if let Some(limit) = self.not_linearizable_keys {
                 let illegal = lin.illegal_keys as f64;
