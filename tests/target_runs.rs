@@ -1,7 +1,8 @@
 //! `checker run --target`: runs against one long-lived node, a target that is down or does
 //! not speak the node API, and keys used as they are.
 
-use crate::node_api::start_node;
+use crate::node_api::{request, spawn_node, start_node, Node};
+use crate::process::checker;
 use crate::process::run;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -149,4 +150,67 @@ fn a_target_without_an_open_fault_plane_is_driven_without_faults_and_says_so() {
     assert!(!history.contains("\"start-"), "no fault was played");
     let report = std::fs::read_to_string(dir.join("report.html")).expect("report");
     assert!(report.contains("no faults: the target has no fault plane"));
+}
+
+/// Three of our nodes started by hand as one cluster (RF 3), peered through `/admin/peers`.
+fn start_cluster() -> (Vec<Node>, tempfile::TempDir) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let settings = dir.path().join("cluster.json");
+    std::fs::write(&settings, r#"{"rf": 3}"#).expect("settings");
+    let ids = ["n1", "n2", "n3"];
+    let nodes: Vec<Node> = ids
+        .iter()
+        .map(|id| {
+            let mut command = checker();
+            command
+                .args(["node", "--id", id, "--listen", "127.0.0.1:0", "--settings"])
+                .arg(&settings)
+                .arg("--data-dir")
+                .arg(dir.path().join(id));
+            spawn_node(command)
+        })
+        .collect();
+    for (i, node) in nodes.iter().enumerate() {
+        let peers: serde_json::Map<String, serde_json::Value> = (ids.iter().zip(&nodes))
+            .enumerate()
+            .filter(|(j, _)| *j != i)
+            .map(|(_, (id, other))| (id.to_string(), other.addr.clone().into()))
+            .collect();
+        let body = serde_json::json!({ "peers": peers }).to_string();
+        let url = format!("http://{}/admin/peers", node.addr);
+        let (status, answer) = request("PUT", &url, Some(&body));
+        assert_eq!(status, 200, "{answer}");
+    }
+    (nodes, dir)
+}
+
+#[test]
+fn partitions_against_a_cluster_of_our_nodes_name_the_peers_it_knows() {
+    let (nodes, _data) = start_cluster();
+    let results = tempfile::tempdir().expect("temp dir");
+    let targets: Vec<String> = nodes.iter().map(|n| n.addr.clone()).collect();
+    let out = run_against(&targets.join(","), results.path(), &[]);
+    assert!(matches!(out.status.code(), Some(0 | 1)), "{out:?}");
+    let dir = run_folders(results.path()).pop().expect("a run folder");
+    let record = json(&dir.join("run.json"));
+    let ids: Vec<&str> = (record["nodes"].as_array().expect("nodes").iter())
+        .map(|n| n["id"].as_str().expect("id"))
+        .collect();
+    assert_eq!(
+        ids,
+        ["n1", "n2", "n3"],
+        "named as the nodes name each other"
+    );
+    let history = std::fs::read_to_string(dir.join("history.jsonl")).expect("history");
+    let partition = (history.lines())
+        .map(|line| serde_json::from_str::<serde_json::Value>(line).expect("JSON"))
+        .find(|op| op["f"] == "start-partition")
+        .expect("a partition was played");
+    let cuts = partition["value"]["cuts"].as_array().expect("cuts");
+    assert!(!cuts.is_empty(), "{partition}");
+    for cut in cuts {
+        for node in cut.as_array().expect("a pair") {
+            assert!(ids.contains(&node.as_str().expect("an id")), "{partition}");
+        }
+    }
 }
