@@ -55,8 +55,8 @@ pub fn sentence(results: &Results) -> (String, Option<u64>) {
     }
     if c.resurrection.events > 0 {
         causes.push(format!(
-            "{} came back after a delete (up to {})",
-            plural(c.resurrection.events, "counter", "counters"),
+            "{} (counts back after a delete, up to {})",
+            plural(c.resurrection.events, "resurrection", "resurrections"),
             c.resurrection.max_magnitude
         ));
     }
