@@ -3,6 +3,7 @@
 
 pub mod builder;
 pub mod convergence;
+pub mod findings;
 pub mod counter;
 pub mod history;
 pub mod ideal;
@@ -15,6 +16,7 @@ pub mod stats;
 pub mod tombstones;
 pub mod validity;
 
+pub use findings::Finding;
 pub use op::{Op, OpType, Process, F};
 pub use results::{CheckOptions, Results};
 pub use validity::Validity;

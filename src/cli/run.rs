@@ -1,11 +1,12 @@
 //! `checker run` and `checker replay`: a workload run end to end, from a workload file with
 //! flags on top, or again from a run folder's record.
 
-use crate::driver::target;
+use crate::driver::{sequences, target};
 use crate::error::BadInput;
 use crate::runner::{run as run_plan, RunPlan};
 use crate::store::{RunFolder, RunRecord};
 use crate::workload;
+use anyhow::Context;
 use checkers::Validity;
 use clap::Args;
 use std::path::PathBuf;
@@ -106,6 +107,7 @@ pub async fn replay(args: ReplayArgs) -> anyhow::Result<Validity> {
         record.workload.name,
         record.seed
     );
+    let concurrency = record.workload.concurrency;
     let plan = RunPlan {
         workload: record.workload,
         seed: record.seed,
@@ -114,5 +116,29 @@ pub async fn replay(args: ReplayArgs) -> anyhow::Result<Validity> {
         targets: Vec::new(),
         keys_as_is: false,
     };
-    Ok(run_plan(plan).await?.verdict)
+    let outcome = run_plan(plan).await?;
+    let original = RunFolder::open(&args.run_dir).history();
+    let replayed = RunFolder::open(&outcome.dir).history();
+    let drawn = |path: &std::path::Path| {
+        sequences::per_client(path, concurrency)
+            .with_context(|| format!("reading the client ops of {}", path.display()))
+    };
+    let agreement = sequences::compare(&drawn(&original)?, &drawn(&replayed)?);
+    eprintln!("{}", agreement_line(&agreement));
+    Ok(outcome.verdict)
+}
+
+/// What `replay` says of the two runs' per-client op sequences.
+fn agreement_line(a: &sequences::Agreement) -> String {
+    match a.first_difference {
+        None => format!(
+            "per-client op sequences: all {} clients drew the same ops as the original ({} ops compared; where the time limit cut each run may differ)",
+            a.clients, a.compared
+        ),
+        Some((client, op)) => format!(
+            "per-client op sequences: {} of {} clients drew different ops from the original, first client {client} at its op {op}: not the same run",
+            a.clients - a.matching,
+            a.clients
+        ),
+    }
 }

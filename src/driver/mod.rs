@@ -6,6 +6,7 @@ mod nemesis;
 mod pacer;
 mod progress;
 mod recorder;
+pub mod sequences;
 pub mod target;
 
 pub use client::{CounterClient, HttpClient, Outcome};
@@ -50,7 +51,6 @@ struct Shared<C> {
     started: Instant,
     deadline: Instant,
     invoked: AtomicU64,
-    next_process: AtomicU64,
 }
 
 impl<C> Shared<C> {
@@ -84,7 +84,6 @@ pub async fn drive<C: CounterClient>(
         started: Instant::now(),
         deadline: Instant::now() + Duration::from_secs_f64(workload.time_limit),
         invoked: AtomicU64::new(0),
-        next_process: AtomicU64::new(concurrency),
     });
     let mut tasks = tokio::task::JoinSet::new();
     for client in 0..concurrency {
@@ -196,10 +195,12 @@ async fn perform(
     Ok((index, kind))
 }
 
-/// A process whose op ended in `info` is retired for a new one.
+/// A process whose op ended in `info` is retired for a new one of the same client: the
+/// next number that client `process mod concurrency` names (Jepsen's convention), so the
+/// history says which client made every op.
 fn retire_if_unknown<C>(shared: &Shared<C>, process: &mut u64, kind: OpType) {
     if kind == OpType::Info {
-        *process = shared.next_process.fetch_add(1, Ordering::Relaxed);
+        *process += shared.workload.concurrency as u64;
     }
 }
 

@@ -1,6 +1,7 @@
 //! Workloads: the TOML specs users pick with `--workload`, and the seeded generator of ops.
 
 pub mod budget;
+pub mod expect;
 mod generator;
 pub mod mix;
 pub mod nemesis;
@@ -9,5 +10,6 @@ pub mod seed;
 mod spec;
 
 pub use budget::Budget;
+pub use expect::Expect;
 pub use generator::{Generator, Planned};
 pub use spec::{list, load, RetryPolicy, Workload, WorkloadError};

@@ -153,6 +153,9 @@ pub struct Workload {
     pub cluster: ClusterSettings,
     /// What a soak run may show and still pass the nightly.
     pub budget: super::budget::Budget,
+    /// What the workload exists to show, and the seed that shows it; none for a user's own.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub expect: Option<super::expect::Expect>,
     /// The target cannot tell an absent counter from one that holds 0: every checker then
     /// reads `null` and `0` as the same value.
     pub absent_is_zero: bool,
@@ -186,6 +189,7 @@ impl Default for Workload {
             nemesis: NemesisSpec::default(),
             cluster: ClusterSettings::default(),
             budget: super::budget::Budget::default(),
+            expect: None,
             absent_is_zero: false,
         }
     }

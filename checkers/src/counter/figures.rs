@@ -11,6 +11,10 @@ use std::collections::BTreeMap;
 /// How many of the largest errors results.json lists.
 pub const ERRORS_KEPT: usize = 100;
 
+/// Of those, how many of the worst of each kind (overcount, undercount, resurrection,
+/// existence) are kept whatever the other kinds hold: every kind found has examples.
+pub const EACH_KIND_KEPT: usize = 10;
+
 /// How many op indices an error names for its bound.
 pub const BOUND_OPS_KEPT: usize = 20;
 
@@ -237,11 +241,43 @@ pub struct CounterResult {
 }
 
 impl CounterResult {
-    /// Keeps the worst errors only, worst first.
+    /// Keeps the worst errors only, worst first, with the worst [`EACH_KIND_KEPT`] of each
+    /// kind among them.
     pub fn trim_errors(&mut self) {
         self.errors
             .sort_by_key(|r| (std::cmp::Reverse(error_of(r)), r.index));
-        self.errors.truncate(ERRORS_KEPT);
+        let mut per_kind = [0; 4];
+        let mut keep: Vec<bool> = (self.errors.iter())
+            .map(|r| {
+                let n = &mut per_kind[error_kind(r)];
+                *n += 1;
+                *n <= EACH_KIND_KEPT
+            })
+            .collect();
+        let mut room = ERRORS_KEPT.saturating_sub(keep.iter().filter(|&&k| k).count());
+        for k in keep.iter_mut().filter(|k| !**k) {
+            if room == 0 {
+                break;
+            }
+            (*k, room) = (true, room - 1);
+        }
+        let mut kept = keep.into_iter();
+        self.errors.retain(|_| kept.next().unwrap_or(false));
+    }
+}
+
+/// The kind of a wrong read, for keeping examples of each: resurrection, overcount,
+/// undercount, or wrong only about existence.
+fn error_kind(read: &ReadBounds) -> usize {
+    match (
+        read.resurrection,
+        read.overcount() > 0,
+        read.undercount() > 0,
+    ) {
+        (true, _, _) => 0,
+        (_, true, _) => 1,
+        (_, _, true) => 2,
+        _ => 3,
     }
 }
 
@@ -256,4 +292,55 @@ pub fn kept(mut ids: Vec<u64>) -> Vec<u64> {
     ids.sort_unstable();
     ids.truncate(BOUND_OPS_KEPT);
     ids
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn wrong(index: u64, allowed: Sum, value: i64, resurrection: bool) -> ReadBounds {
+        ReadBounds {
+            key: "k/a".to_string(),
+            index,
+            value: Some(value),
+            allowed: Values::count(allowed),
+            resurrection,
+            ..ReadBounds::default()
+        }
+    }
+
+    #[test]
+    fn trimming_keeps_examples_of_a_kind_that_larger_errors_crowd_out() {
+        let mut result = CounterResult::default();
+        // 150 resurrections 300 back, then 5 undercounts of 2 and 5 overcounts of 1.
+        result.errors = (0..150).map(|i| wrong(i, 10, 310, true)).collect();
+        result
+            .errors
+            .extend((150..155).map(|i| wrong(i, 10, 8, false)));
+        result
+            .errors
+            .extend((155..160).map(|i| wrong(i, 10, 11, false)));
+        result.trim_errors();
+        assert_eq!(result.errors.len(), ERRORS_KEPT);
+        assert_eq!(
+            result.errors.iter().filter(|r| r.undercount() == 2).count(),
+            5
+        );
+        assert_eq!(
+            result.errors.iter().filter(|r| r.overcount() == 1).count(),
+            5
+        );
+        // Still worst first.
+        assert!(result.errors[0].resurrection);
+        let errors: Vec<i64> = result.errors.iter().map(error_of).collect();
+        assert!(errors.windows(2).all(|w| w[0] >= w[1]), "{errors:?}");
+        // Without crowding, trimming only sorts.
+        let mut few = CounterResult::default();
+        few.errors = vec![wrong(1, 10, 11, false), wrong(0, 10, 30, true)];
+        few.trim_errors();
+        assert_eq!(
+            few.errors.iter().map(|r| r.index).collect::<Vec<_>>(),
+            [0, 1]
+        );
+    }
 }
