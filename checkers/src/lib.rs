@@ -3,8 +3,8 @@
 
 pub mod builder;
 pub mod convergence;
-pub mod findings;
 pub mod counter;
+pub mod findings;
 pub mod history;
 pub mod ideal;
 pub mod linear;
@@ -14,6 +14,7 @@ pub mod results;
 pub mod resurrection;
 pub mod stats;
 pub mod tombstones;
+pub mod unknown_adds;
 pub mod validity;
 
 pub use findings::Finding;

@@ -8,6 +8,7 @@
 
 use crate::counter::{CounterResult, Values};
 use crate::ideal::Reading;
+use crate::unknown_adds::UnknownApplied;
 use crate::validity::Validity;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
@@ -46,6 +47,9 @@ pub struct OracleResult {
     /// The counters outside their bounds (at most 20), unflagged ones first.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub findings: Vec<OracleFinding>,
+    /// How many adds of unknown outcome took effect, by the nodes' final values.
+    #[serde(default)]
+    pub unknown_adds: UnknownApplied,
 }
 
 /// Compares the nodes' true values (`truth`: counter → node → value) with the counter

@@ -10,6 +10,7 @@ use crate::oracle::{self, OracleResult};
 use crate::resurrection::ResurrectionResult;
 use crate::stats::{StatsChecker, StatsResult};
 use crate::tombstones::{Thresholds, TombstoneChecker, TombstonesResult};
+use crate::unknown_adds::UnknownAdds;
 use crate::validity::Validity;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -130,10 +131,14 @@ pub fn check(
         .linearizable
         .as_ref()
         .map(|_| Spill::new(options.scratch.as_deref()));
+    let mut unknown_adds = options.oracle.as_ref().map(|_| UnknownAdds::new());
     let mut count = 0;
     for op in ops {
         let op = op?;
         counter.observe(&op);
+        if let Some(tally) = &mut unknown_adds {
+            tally.observe(&op);
+        }
         stats.observe(&op);
         tombstones.observe(&op);
         convergence.observe(&op);
@@ -165,7 +170,10 @@ pub fn check(
     let convergence = convergence.finish(&counter.final_values, options.reading, dumps);
     let oracle = options.oracle.as_ref().map(|truth| {
         let reading = options.reading;
-        oracle::cross_check(&truth.values, truth.nodes, &counter, &final_read, reading)
+        let mut result =
+            oracle::cross_check(&truth.values, truth.nodes, &counter, &final_read, reading);
+        result.unknown_adds = unknown_adds.unwrap_or_default().finish(&truth.values);
+        result
     });
     let checkers = Checkers {
         counter,

@@ -104,7 +104,8 @@ pub fn render(root: &Path) -> String {
         rows.len(),
         escape(&root.display().to_string())
     );
-    body.push_str("<table>\n<tr><th>time</th><th>workload</th><th>seed</th><th>verdict</th><th>figures</th></tr>\n");
+    body.push_str(&super::budgets::section(root));
+    body.push_str("<h2>Every run</h2>\n<table>\n<tr><th>time</th><th>workload</th><th>seed</th><th>verdict</th><th>figures</th></tr>\n");
     for row in &rows {
         let (word, seed, figures) = match &row.results {
             Some(r) => {

@@ -62,12 +62,23 @@ pub fn render(report: &Report) -> String {
     findings_section(&mut body, report, &mut focus);
     checkers_section(&mut body, results);
     charts_section(&mut body, report.plots);
-    run_section(&mut body, report.run);
+    run_section(&mut body, report.run, report.history);
     timelines_section(&mut body, report.history, &focus);
     page(&title, &body)
 }
 
-fn run_section(out: &mut String, run: Option<&RunRecord>) {
+/// The rate the workload asked for beside the one the run achieved.
+fn rates(workload: &Value, history: &[Op]) -> Value {
+    let configured = workload["rate"].as_f64();
+    let achieved = super::rate::achieved(history);
+    match (configured, achieved) {
+        (Some(c), Some(a)) => Value::from(format!("{c:.0} configured, {a:.0} achieved")),
+        (Some(c), None) => Value::from(format!("{c:.0} configured")),
+        _ => Value::Null,
+    }
+}
+
+fn run_section(out: &mut String, run: Option<&RunRecord>, history: &[Op]) {
     let Some(run) = run.and_then(|r| serde_json::to_value(r).ok()) else {
         return;
     };
@@ -84,6 +95,7 @@ fn run_section(out: &mut String, run: Option<&RunRecord>) {
         ("mode", workload["cluster"]["mode"].clone()),
         ("time limit (s)", workload["time_limit"].clone()),
         ("concurrency", workload["concurrency"].clone()),
+        ("rate (ops/s)", rates(workload, history)),
         ("faults", run["faults_note"].clone()),
         ("checker version", run["checker_version"].clone()),
     ];
@@ -110,6 +122,18 @@ fn plain(value: &Value) -> String {
 
 /// Each checker's verdict and its figures: every number, and every object of numbers, one
 /// level down (lists and per-key maps are left to the findings and results.json).
+/// A figure rounded for people: a fraction to three significant digits, a whole number as
+/// it is (results.json keeps every figure exact).
+fn for_people(n: &serde_json::Number) -> String {
+    match (n.is_f64(), n.as_f64()) {
+        (true, Some(x)) if x != 0.0 && x.fract() != 0.0 => {
+            let digits = (2 - x.abs().log10().floor() as i32).clamp(0, 6) as usize;
+            format!("{x:.digits$}")
+        }
+        _ => n.to_string(),
+    }
+}
+
 fn checkers_section(out: &mut String, results: &Results) {
     out.push_str("<h2>Checkers</h2>\n");
     let absent = match results.absent_is_zero {
@@ -124,12 +148,13 @@ fn checkers_section(out: &mut String, results: &Results) {
         let mut figures = Vec::new();
         for (field, value) in result.as_object().into_iter().flatten() {
             match value {
-                Value::Number(n) => figures.push(format!("{field} {n}")),
+                Value::Number(n) => figures.push(format!("{field} {}", for_people(n))),
                 Value::Object(inner)
                     if inner.values().all(Value::is_number) && !inner.is_empty() =>
                 {
-                    let parts: Vec<String> =
-                        inner.iter().map(|(k, v)| format!("{k} {v}")).collect();
+                    let parts: Vec<String> = (inner.iter())
+                        .filter_map(|(k, v)| Some(format!("{k} {}", for_people(v.as_number()?))))
+                        .collect();
                     figures.push(format!("{field}: {}", parts.join(", ")));
                 }
                 _ => {}
@@ -186,7 +211,8 @@ fn charts_section(out: &mut String, plots: &Path) {
     }
 }
 
-/// A link to the timeline around index `at`, remembered for the timelines section.
+/// A finding's history index, linked to the timeline around it, which it gets (up to
+/// `TIMELINES_SHOWN`; the timelines section draws them).
 fn link(at: u64, focus: &mut Vec<u64>) -> String {
     if !focus.contains(&at) && focus.len() < TIMELINES_SHOWN {
         focus.push(at);
@@ -198,6 +224,16 @@ fn link(at: u64, focus: &mut Vec<u64>) -> String {
     }
 }
 
+/// An index that gets no timeline of its own: linked when a finding's timeline is its own.
+fn mention(at: u64, focus: &[u64]) -> String {
+    match focus.contains(&at) {
+        true => format!("<a href=\"#t-{at}\">{at}</a>"),
+        false => at.to_string(),
+    }
+}
+
+/// The findings, each kind with its examples; the worst example of each kind gets a
+/// timeline, the rest link to one only when it is theirs.
 fn findings_section(out: &mut String, report: &Report, focus: &mut Vec<u64>) {
     let checkers = &report.results.checkers;
     out.push_str("<h2>Worst findings</h2>\n");
@@ -211,19 +247,32 @@ fn findings_section(out: &mut String, report: &Report, focus: &mut Vec<u64>) {
     if !errors.is_empty() {
         any = true;
         out.push_str("<h3>Reads out of bounds</h3>\n<table>\n<tr><th>read</th><th>counter</th><th>returned</th><th>allowed</th><th>error</th><th>node</th><th>bound set by adds</th><th>after delete</th></tr>\n");
+        let mut kinds_seen = Vec::new();
         for read in errors {
+            // Resurrection, overcount, undercount, or wrong about existence only.
+            let kind = (
+                read.resurrection,
+                read.overcount() > 0,
+                read.undercount() > 0,
+            );
+            let first_of_kind = !kinds_seen.contains(&kind);
+            kinds_seen.push(kind);
             let allowed = read.allowed.to_string();
             let error = read.finding().unwrap_or_default();
             let bound: Vec<String> = read
                 .bound_ops
                 .iter()
                 .take(6)
-                .map(|i| link(*i, focus))
+                .map(|i| mention(*i, focus))
                 .collect();
+            let index = match first_of_kind {
+                true => link(read.index, focus),
+                false => mention(read.index, focus),
+            };
             let _ = writeln!(
                 out,
                 "<tr><td>{}</td><td>{}</td><td class=\"num\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}{}</td><td>{}</td></tr>",
-                link(read.index, focus),
+                index,
                 escape(&read.key),
                 read.value.map_or("null".to_string(), |v| v.to_string()),
                 escape(&allowed),
@@ -231,7 +280,7 @@ fn findings_section(out: &mut String, report: &Report, focus: &mut Vec<u64>) {
                 escape(read.node.as_deref().unwrap_or("")),
                 bound.join(", "),
                 read.settled_through.map(|s| format!(" and all done by {s}")).unwrap_or_default(),
-                read.after_delete.map(|d| link(d, focus)).unwrap_or_default(),
+                read.after_delete.map(|d| mention(d, focus)).unwrap_or_default(),
             );
         }
         out.push_str("</table>\n");
@@ -240,11 +289,15 @@ fn findings_section(out: &mut String, report: &Report, focus: &mut Vec<u64>) {
     if !overflows.is_empty() {
         any = true;
         out.push_str("<h3>Sums past 64 bits</h3>\n<table>\n<tr><th>read</th><th>counter</th><th>returned</th><th>finding</th><th>node</th></tr>\n");
-        for overflow in overflows.iter().take(FINDINGS_SHOWN) {
+        for (i, overflow) in overflows.iter().take(FINDINGS_SHOWN).enumerate() {
+            let index = match i {
+                0 => link(overflow.index, focus),
+                _ => mention(overflow.index, focus),
+            };
             let _ = writeln!(
                 out,
                 "<tr><td>{}</td><td>{}</td><td class=\"num\">{}</td><td>{}</td><td>{}</td></tr>",
-                link(overflow.index, focus),
+                index,
                 escape(&overflow.key),
                 overflow.value.map_or("null".to_string(), |v| v.to_string()),
                 escape(&overflow.finding()),
@@ -257,13 +310,17 @@ fn findings_section(out: &mut String, report: &Report, focus: &mut Vec<u64>) {
     if !events.is_empty() {
         any = true;
         out.push_str("<h3>Resurrections</h3>\n<table>\n<tr><th>counter</th><th>deleted at</th><th>first read</th><th>last read</th><th>reads</th><th>nodes</th><th>came back</th><th>deleted by then</th></tr>\n");
-        for event in events.iter().take(FINDINGS_SHOWN) {
+        for (i, event) in events.iter().take(FINDINGS_SHOWN).enumerate() {
+            let first_read = match i {
+                0 => link(event.first_read, focus),
+                _ => mention(event.first_read, focus),
+            };
             let _ = writeln!(
                 out,
                 "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"num\">{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td></tr>",
                 escape(&event.key),
-                link(event.delete, focus),
-                link(event.first_read, focus),
+                mention(event.delete, focus),
+                first_read,
                 event.last_read,
                 event.reads,
                 escape(&event.nodes.join(", ")),
@@ -290,14 +347,21 @@ fn findings_section(out: &mut String, report: &Report, focus: &mut Vec<u64>) {
             );
         }
         out.push_str("</table>\n");
+        if let Some(note) = report
+            .run
+            .and_then(|run| verdict::convergence_note(run, convergence))
+        {
+            let _ = writeln!(out, "<p>{}</p>", escape(note));
+        }
     }
     let violations = &checkers.tombstones.violating_reads;
     if !violations.is_empty() {
         any = true;
-        let links: Vec<String> = violations
-            .iter()
-            .take(FINDINGS_SHOWN)
-            .map(|i| link(*i, focus))
+        let links: Vec<String> = (violations.iter().take(FINDINGS_SHOWN).enumerate())
+            .map(|(n, &i)| match n {
+                0 => link(i, focus),
+                _ => mention(i, focus),
+            })
             .collect();
         let _ = writeln!(
             out,
@@ -313,7 +377,7 @@ fn findings_section(out: &mut String, report: &Report, focus: &mut Vec<u64>) {
         any = true;
         out.push_str("<h3>Not linearizable</h3>\n<table>\n<tr><th>key</th><th>why: a minimal core of ops that cannot be ordered</th><th>core ops</th><th>longest linearizable prefix</th><th>op that cannot follow</th></tr>\n");
         for failure in lin.failures.iter().take(FINDINGS_SHOWN) {
-            let core: Vec<String> = failure.core.iter().map(|&i| link(i, focus)).collect();
+            let core: Vec<String> = failure.core.iter().map(|&i| mention(i, focus)).collect();
             let _ = writeln!(
                 out,
                 "<tr><td>{}</td><td>{}</td><td>{}</td><td class=\"num\">{} of {}</td><td>{}</td></tr>",
@@ -357,5 +421,21 @@ fn timelines_section(out: &mut String, history: &[Op], focus: &[u64]) {
         out.push_str("<div class=\"scroll\">");
         out.push_str(&timeline::render(history, &pairs, at, &format!("t-{at}")));
         out.push_str("</div>\n");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn figures_are_rounded_for_people_and_whole_numbers_kept() {
+        let people = |v: Value| for_people(v.as_number().expect("a number"));
+        assert_eq!(people(serde_json::json!(0.03675799086757991)), "0.0368");
+        assert_eq!(people(serde_json::json!(0.9924650161463939)), "0.992");
+        assert_eq!(people(serde_json::json!(123.456)), "123");
+        assert_eq!(people(serde_json::json!(1500)), "1500");
+        assert_eq!(people(serde_json::json!(0.0)), "0.0");
+        assert_eq!(people(serde_json::json!(2.0)), "2.0");
     }
 }

@@ -14,6 +14,7 @@ pub fn render(folder: &RunFolder, ops: &[Op], results: &Results) -> anyhow::Resu
     let lin_page = write_lin_page(folder, ops, results)?;
     let plots_dir = folder.plots();
     let tombstones = &results.checkers.tombstones;
+    let record = RunRecord::read(folder).ok();
     let charts = plots::Charts {
         history: ops,
         reads: &results.checkers.counter.read_bounds,
@@ -23,9 +24,9 @@ pub fn render(folder: &RunFolder, ops: &[Op], results: &Results) -> anyhow::Resu
             fail: tombstones.fail_threshold,
             started_empty: false,
         },
+        rate: record.as_ref().map(|r| r.workload.rate),
     };
     plots::render_all(&charts, &plots_dir).context("rendering the charts")?;
-    let record = RunRecord::read(folder).ok();
     let html = page::render(&Report {
         results,
         run: record.as_ref(),

@@ -270,6 +270,16 @@ fn convergence_lines(out: &mut String, results: &Results) {
             o.unflagged,
             if o.nodes_disagree > 0 { format!("; {} held differently by different nodes", o.nodes_disagree) } else { String::new() },
         );
+        let u = &o.unknown_adds;
+        if u.adds > 0 {
+            let _ = writeln!(
+                out,
+                "    of {} adds of unknown outcome (on {}), {} took effect by the nodes' final values",
+                u.adds,
+                super::verdict::plural(u.keys, "counter", "counters"),
+                u.applied
+            );
+        }
         if o.unflagged > 0 {
             let _ = writeln!(
                 out,

@@ -2,6 +2,9 @@
 //! exact figures are in results.json), with the fault that was on when the worst read was
 //! made.
 
+use crate::api::settings::Mode;
+use crate::store::RunRecord;
+use checkers::convergence::ConvergenceResult;
 use checkers::counter::ReadBounds;
 use checkers::stats::FaultWindow;
 use checkers::{Results, Validity};
@@ -11,8 +14,9 @@ pub fn sentence(results: &Results) -> (String, Option<u64>) {
     let c = &results.checkers;
     let mut causes: Vec<String> = Vec::new();
     // Each kind of wrong read with its worst example: when, on which counter, under which fault.
-    let over = |r: &&ReadBounds| r.value.is_some_and(|v| v > r.upper);
-    let under = |r: &&ReadBounds| r.value.is_some_and(|v| v < r.lower);
+    // A resurrection is its own finding: the overcount example is a plain one.
+    let over = |r: &&ReadBounds| !r.resurrection && r.overcount() > 0;
+    let under = |r: &&ReadBounds| r.undercount() > 0;
     let errors = &c.counter.errors;
     let counts = [
         (
@@ -163,6 +167,18 @@ fn undecided(results: &Results) -> String {
     parts.join("; ")
 }
 
+/// Whether final reads that did not converge are what the cluster's own rules give, for
+/// RavenDB mode (docs/semantics.md, "RavenDB delete vs increment"): said under the table.
+pub fn convergence_note(run: &RunRecord, c: &ConvergenceResult) -> Option<&'static str> {
+    if run.workload.cluster.mode != Mode::Ravendb || c.valid != Validity::Invalid {
+        return None;
+    }
+    Some(match c.disagreeing {
+        0 => "Faithful to RavenDB, not a node defect: the nodes agree, on a count no order of the acknowledged ops allows, because a delete that races an increment made on another node loses to it, and the counter comes back holding that node's whole portion, counts from before the delete included (RavenDB, \"Counters in a cluster\", concurrent Delete and Increment; docs/semantics.md, \"RavenDB delete vs increment\").",
+        _ => "RavenDB would converge: every node applies the increment that wins over a delete once replication catches up. Nodes that still disagree at the final reads had not caught up by then (a longer heal_s shows whether they do), or a node lost a change.",
+    })
+}
+
 /// `, during the partition at 12.0–18.0 s`, or `, 3.0 s after the kill at 5.0–9.0 s ended`, for the
 /// fault that was on when the read returned, or the last one before it (within 10 s).
 fn when(read: &ReadBounds, faults: &[FaultWindow]) -> String {
@@ -230,14 +246,15 @@ fn reads(n: u64) -> String {
     plural(n, "read", "reads")
 }
 
-fn plural(n: u64, one: &str, many: &str) -> String {
+/// `1 read`, `2 reads`.
+pub fn plural(n: u64, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use checkers::counter::Magnitude;
+    use checkers::counter::{Magnitude, RangeSet, Values};
 
     fn fault(kind: &str, start_s: u64, end_s: u64) -> FaultWindow {
         FaultWindow {
@@ -269,6 +286,7 @@ mod tests {
             time: 15_500_000_000,
             value: Some(20),
             upper: 14,
+            allowed: Values::count(14),
             ..ReadBounds::default()
         });
         results
@@ -325,6 +343,10 @@ mod tests {
                 value: Some(1),
                 lower: 30,
                 upper: 40,
+                allowed: Values {
+                    absent: false,
+                    counts: RangeSet::from_ranges(vec![(30, 40)]),
+                },
                 ..ReadBounds::default()
             },
         );

@@ -5,9 +5,8 @@ use super::frame::{
     LinearChart, BAND_COLOUR, EXISTENCE_COLOUR, OVER_COLOUR, RESURRECTION_COLOUR, UNDER_COLOUR,
     VALUE_COLOUR,
 };
-use super::shading;
+use super::shading::{self, Nemesis};
 use checkers::counter::ReadBounds;
-use checkers::stats::FaultWindow;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use std::collections::BTreeMap;
@@ -97,7 +96,7 @@ pub(super) fn draw<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     key: &str,
     reads: &[&ReadBounds],
-    faults: &[FaultWindow],
+    faults: &Nemesis,
 ) -> Drawn {
     let title = format!("Reads of {key} against the values the history allows");
     let labels = Labels {

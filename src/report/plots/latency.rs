@@ -4,9 +4,8 @@ use super::frame::{
     chart, dot, entry, failed, headroom, legend, outcome_colour, seconds, thin, time_axis, Drawn,
     Labels, Px, OUTCOMES,
 };
-use super::shading;
+use super::shading::{self, Nemesis};
 use super::spans::Span;
-use checkers::stats::FaultWindow;
 use checkers::F;
 use plotters::coord::Shift;
 use plotters::prelude::*;
@@ -54,7 +53,7 @@ pub(super) fn outline(f: &F) -> Vec<Px> {
 pub(super) fn draw<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     spans: &[Span],
-    faults: &[FaultWindow],
+    faults: &Nemesis,
 ) -> Drawn {
     let labels = Labels {
         title: "Latency of client operations",

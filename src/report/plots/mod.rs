@@ -24,6 +24,7 @@ use checkers::Op;
 use frame::{failed, register_font, write_png, Drawn, SIZE};
 use plotters::coord::Shift;
 use plotters::prelude::*;
+use shading::Nemesis;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -52,6 +53,9 @@ pub struct Charts<'a> {
     pub faults: &'a [FaultWindow],
     /// The thresholds drawn on the tombstones chart.
     pub tombstones: Thresholds,
+    /// The rate the workload asked for, ops/s, drawn on the throughput chart beside the
+    /// achieved one.
+    pub rate: Option<f64>,
 }
 
 /// How many counters beside the hot one get a chart of their own: those with the most reads
@@ -66,7 +70,12 @@ pub fn render_all(input: &Charts, dir: &Path) -> Result<Vec<PathBuf>, PlotError>
         path: dir.to_path_buf(),
         source,
     })?;
-    let (reads, faults) = (input.reads, input.faults);
+    let reads = input.reads;
+    let marks = shading::marks(input.history);
+    let faults = &Nemesis {
+        windows: input.faults,
+        marks: &marks,
+    };
     let spans = spans(input.history);
     let mut written = Vec::new();
     written.extend(write_chart(dir, "latency", &Latency(&spans, faults))?);
@@ -78,7 +87,14 @@ pub fn render_all(input: &Charts, dir: &Path) -> Result<Vec<PathBuf>, PlotError>
     written.extend(write_chart(
         dir,
         "throughput",
-        &ThroughputChart(&spans, faults),
+        &ThroughputChart(
+            &spans,
+            faults,
+            throughput::Rates {
+                configured: input.rate,
+                achieved: super::rate::achieved(input.history),
+            },
+        ),
     )?);
     written.extend(write_chart(
         dir,
@@ -124,7 +140,7 @@ fn worst_keys(reads: &[ReadBounds]) -> Vec<&str> {
 }
 
 /// The latency quantiles chart.
-struct Quantiles<'a>(&'a [Span], &'a [FaultWindow]);
+struct Quantiles<'a>(&'a [Span], &'a Nemesis<'a>);
 
 impl Drawing for Quantiles<'_> {
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Drawn {
@@ -133,7 +149,7 @@ impl Drawing for Quantiles<'_> {
 }
 
 /// The unknown-outcomes chart.
-struct Unknown<'a>(&'a [Span], &'a [FaultWindow]);
+struct Unknown<'a>(&'a [Span], &'a Nemesis<'a>);
 
 impl Drawing for Unknown<'_> {
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Drawn {
@@ -151,7 +167,7 @@ impl Drawing for Errors<'_> {
 }
 
 /// The tombstones chart.
-struct Tombstones<'a>(&'a [(f64, u64)], Thresholds, &'a [FaultWindow]);
+struct Tombstones<'a>(&'a [(f64, u64)], Thresholds, &'a Nemesis<'a>);
 
 impl Drawing for Tombstones<'_> {
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Drawn {
@@ -165,7 +181,7 @@ trait Drawing {
 }
 
 /// The latency chart of these spans.
-struct Latency<'a>(&'a [Span], &'a [FaultWindow]);
+struct Latency<'a>(&'a [Span], &'a Nemesis<'a>);
 
 impl Drawing for Latency<'_> {
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Drawn {
@@ -174,16 +190,16 @@ impl Drawing for Latency<'_> {
 }
 
 /// The throughput chart of these spans.
-struct ThroughputChart<'a>(&'a [Span], &'a [FaultWindow]);
+struct ThroughputChart<'a>(&'a [Span], &'a Nemesis<'a>, throughput::Rates);
 
 impl Drawing for ThroughputChart<'_> {
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Drawn {
-        throughput::draw(root, self.0, self.1)
+        throughput::draw(root, self.0, self.1, self.2)
     }
 }
 
 /// The counter chart of one key's reads.
-struct CounterChart<'a>(&'a str, &'a [&'a ReadBounds], &'a [FaultWindow]);
+struct CounterChart<'a>(&'a str, &'a [&'a ReadBounds], &'a Nemesis<'a>);
 
 impl Drawing for CounterChart<'_> {
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Drawn {

@@ -5,9 +5,8 @@ use super::frame::{
     bucket_seconds, chart, failed, legend, steps, time_axis, Drawn, Labels, NS_PER_S,
 };
 use super::latency::{latency_axis, latency_ms, MIN_LATENCY_MS};
-use super::shading;
+use super::shading::{self, Nemesis};
 use super::spans::Span;
-use checkers::stats::FaultWindow;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use std::collections::BTreeMap;
@@ -49,7 +48,7 @@ pub(super) fn quantile(sorted: &[f64], q: f64) -> f64 {
 pub(super) fn draw<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     spans: &[Span],
-    faults: &[FaultWindow],
+    faults: &Nemesis,
 ) -> Drawn {
     let end = spans.iter().map(Span::end).max().unwrap_or(0);
     let width = bucket_seconds(end);

@@ -1,9 +1,51 @@
-//! The nemesis's faults on time charts: each fault window shaded in its kind's colour, with
-//! a legend entry per kind.
+//! The nemesis on time charts: each fault window shaded in its kind's colour, each instant
+//! action (flush, compact, repair, heal) a dashed line, with a legend entry per kind.
 
 use checkers::stats::FaultWindow;
+use checkers::{Op, Process};
 use plotters::coord::ranged1d::Ranged;
 use plotters::prelude::*;
+
+/// What the nemesis did, as the time charts show it.
+pub struct Nemesis<'a> {
+    /// The faults it held, from start to stop.
+    pub windows: &'a [FaultWindow],
+    /// Its instant actions.
+    pub marks: &'a [Mark],
+}
+
+#[cfg(test)]
+impl Nemesis<'_> {
+    /// No fault and no action.
+    pub const NONE: Nemesis<'static> = Nemesis {
+        windows: &[],
+        marks: &[],
+    };
+}
+
+/// One instant action of the nemesis (not a `start-`/`stop-` pair): when, and what.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Mark {
+    /// Seconds from the start of the run, as the history's times count.
+    pub at_s: f64,
+    /// The action, as the history names it (`flush`, `compact`, `repair`, `heal`).
+    pub action: String,
+}
+
+/// The nemesis's instant actions in `history`: its ops that neither start nor stop a fault,
+/// the final reads apart (they come after every chart's data).
+pub fn marks(history: &[Op]) -> Vec<Mark> {
+    (history.iter())
+        .filter(|op| op.process == Process::nemesis())
+        .filter(|op| op.kind == checkers::OpType::Info || op.kind == checkers::OpType::Ok)
+        .map(|op| (op, op.f.to_string()))
+        .filter(|(_, f)| !f.starts_with("start") && !f.starts_with("stop") && f != "final-reads")
+        .map(|(op, action)| Mark {
+            at_s: op.time as f64 / 1e9,
+            action,
+        })
+        .collect()
+}
 
 /// The colour a kind of fault is shaded in.
 pub fn colour(kind: &str) -> RGBColor {
@@ -14,15 +56,21 @@ pub fn colour(kind: &str) -> RGBColor {
         "pause" => RGBColor(31, 119, 180),
         "clock-offset" | "clock" => RGBColor(188, 189, 34),
         "slow" => RGBColor(23, 190, 207),
+        // Instant actions: none in the outcomes' green, orange or red.
+        "flush" => RGBColor(128, 0, 128),
+        "compact" => RGBColor(227, 119, 194),
+        "repair" => RGBColor(0, 0, 128),
+        "heal" => RGBColor(0, 0, 0),
         _ => RGBColor(127, 127, 127),
     }
 }
 
 /// Shades every fault window from its start to its stop (or `end_s`) over the whole height
-/// `y`, behind whatever is drawn next, and adds one legend entry per kind.
+/// `y`, behind whatever is drawn next, draws a dashed line at each instant action, and adds
+/// one legend entry per kind.
 pub fn shade<'a, DB, X, Y>(
     chart: &mut ChartContext<'a, DB, Cartesian2d<X, Y>>,
-    faults: &[FaultWindow],
+    nemesis: &Nemesis,
     end_s: f64,
     y: (f64, f64),
 ) -> Result<(), String>
@@ -31,6 +79,7 @@ where
     X: Ranged<ValueType = f64>,
     Y: Ranged<ValueType = f64>,
 {
+    let faults = nemesis.windows;
     let seconds = |ns: u64| ns as f64 / 1e9;
     let boxes = faults.iter().map(|f| {
         let end = f.end_time.map_or(end_s, seconds).max(seconds(f.start_time));
@@ -50,6 +99,24 @@ where
             .map_err(|e| e.to_string())?
             .label(format!("{kind} (nemesis)"))
             .legend(move |(x, y)| Rectangle::new([(x + 3, y - 5), (x + 17, y + 5)], shade));
+    }
+    let mut actions: Vec<&str> = nemesis.marks.iter().map(|m| m.action.as_str()).collect();
+    actions.sort_unstable();
+    actions.dedup();
+    for action in actions {
+        let style = colour(action).stroke_width(2);
+        let at = (nemesis.marks.iter())
+            .filter(|m| m.action == action && m.at_s <= end_s)
+            .map(|m| m.at_s);
+        for (i, x) in at.enumerate() {
+            let line = DashedLineSeries::new([(x, y.0), (x, y.1)], 6, 4, style);
+            let drawn = chart.draw_series(line).map_err(|e| e.to_string())?;
+            if i == 0 {
+                drawn
+                    .label(format!("{action} (nemesis)"))
+                    .legend(move |(x, y)| PathElement::new(vec![(x + 3, y), (x + 17, y)], style));
+            }
+        }
     }
     Ok(())
 }

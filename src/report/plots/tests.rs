@@ -3,8 +3,8 @@
 use super::counter::{group_reads, hot_key};
 use super::frame::*;
 use super::latency::{latency_axis, latency_ms, MIN_LATENCY_MS};
-use super::shading;
-use super::throughput::{throughput, Line, Throughput};
+use super::shading::{self, Mark};
+use super::throughput::{throughput, Line, Rates, Throughput};
 use super::*;
 use checkers::builder::HistoryBuilder;
 use checkers::counter::CounterChecker;
@@ -79,6 +79,7 @@ fn charts<'a>(history: &'a [Op], reads: &'a [ReadBounds]) -> Charts<'a> {
         reads,
         faults: &[],
         tombstones: Thresholds::default(),
+        rate: None,
     }
 }
 
@@ -263,8 +264,8 @@ fn the_latency_chart_colours_markers_by_outcome() {
     let mut with_fail = ok.clone();
     with_fail.push(span(F::Read, OpType::Fail, MS, 5 * MS));
     let (ok, with_fail) = (
-        render(|root| latency::draw(root, &ok, &[])),
-        render(|root| latency::draw(root, &with_fail, &[])),
+        render(|root| latency::draw(root, &ok, &Nemesis::NONE)),
+        render(|root| latency::draw(root, &with_fail, &Nemesis::NONE)),
     );
     assert!(pixels(&with_fail, FAIL_COLOUR) > pixels(&ok, FAIL_COLOUR));
     assert!(pixels(&ok, OK_COLOUR) > 0);
@@ -275,7 +276,8 @@ fn the_counter_chart_marks_overcounts_red_and_undercounts_blue() {
     let fine = [bounds("k", MS, 5, (4, 6)), bounds("k", 2 * MS, 6, (5, 8))];
     let over = bounds("k", 3 * MS, 9, (5, 8));
     let under = bounds("k", 4 * MS, 2, (5, 8));
-    let draw = |reads: Vec<&ReadBounds>| render(|root| counter::draw(root, "k", &reads, &[]));
+    let draw =
+        |reads: Vec<&ReadBounds>| render(|root| counter::draw(root, "k", &reads, &Nemesis::NONE));
     let baseline = draw(fine.iter().collect());
     let marked = draw(fine.iter().chain([&over, &under]).collect());
     assert!(pixels(&marked, OVER_COLOUR) > pixels(&baseline, OVER_COLOUR));
@@ -288,7 +290,8 @@ fn a_read_wrong_about_existence_is_marked_in_its_own_colour_and_never_thinned() 
     let mut zero_for_absent = bounds("k", 3 * MS, 0, (0, 0));
     zero_for_absent.allowed = checkers::counter::Values::absent();
     assert!(zero_for_absent.misread().is_some() && zero_for_absent.error().is_none());
-    let draw = |reads: Vec<&ReadBounds>| render(|root| counter::draw(root, "k", &reads, &[]));
+    let draw =
+        |reads: Vec<&ReadBounds>| render(|root| counter::draw(root, "k", &reads, &Nemesis::NONE));
     let baseline = draw(fine.iter().collect());
     let marked = draw(fine.iter().chain([&zero_for_absent]).collect());
     assert!(pixels(&marked, EXISTENCE_COLOUR) > pixels(&baseline, EXISTENCE_COLOUR));
@@ -435,8 +438,12 @@ fn fault_windows_are_shaded_in_their_kind_colour() {
             })
             .count()
     };
-    let with = render(|root| latency::draw(root, &spans, std::slice::from_ref(&window)));
-    let without = render(|root| latency::draw(root, &spans, &[]));
+    let nemesis = Nemesis {
+        windows: std::slice::from_ref(&window),
+        marks: &[],
+    };
+    let with = render(|root| latency::draw(root, &spans, &nemesis));
+    let without = render(|root| latency::draw(root, &spans, &Nemesis::NONE));
     assert!(shade(&with) > 20_000, "{} shaded pixels", shade(&with));
     assert_eq!(shade(&without), 0);
 }
@@ -473,7 +480,14 @@ fn every_chart_has_ink_where_its_data_is() {
         end_time: Some(1_500 * MS),
         clients: Default::default(),
     };
-    let faults = std::slice::from_ref(&window);
+    let marks = [Mark {
+        at_s: 1.0,
+        action: "flush".to_string(),
+    }];
+    let faults = &Nemesis {
+        windows: std::slice::from_ref(&window),
+        marks: &marks,
+    };
     let scanned = tombstones::scanned(&history);
     let thresholds = Thresholds {
         warn: 500,
@@ -485,27 +499,27 @@ fn every_chart_has_ink_where_its_data_is() {
         (
             "latency",
             render(|r| Latency(&spans, faults).draw(r)),
-            render(|r| Latency(&[], &[]).draw(r)),
+            render(|r| Latency(&[], &Nemesis::NONE).draw(r)),
         ),
         (
             "quantiles",
             render(|r| Quantiles(&spans, faults).draw(r)),
-            render(|r| Quantiles(&[], &[]).draw(r)),
+            render(|r| Quantiles(&[], &Nemesis::NONE).draw(r)),
         ),
         (
             "throughput",
-            render(|r| ThroughputChart(&spans, faults).draw(r)),
-            render(|r| ThroughputChart(&[], &[]).draw(r)),
+            render(|r| ThroughputChart(&spans, faults, Rates::default()).draw(r)),
+            render(|r| ThroughputChart(&[], &Nemesis::NONE, Rates::default()).draw(r)),
         ),
         (
             "unknown",
             render(|r| Unknown(&spans, faults).draw(r)),
-            render(|r| Unknown(&[], &[]).draw(r)),
+            render(|r| Unknown(&[], &Nemesis::NONE).draw(r)),
         ),
         (
             "counter",
             render(|r| CounterChart("q/a", &hot, faults).draw(r)),
-            render(|r| CounterChart("q/a", &[], &[]).draw(r)),
+            render(|r| CounterChart("q/a", &[], &Nemesis::NONE).draw(r)),
         ),
         (
             "errors",
@@ -515,7 +529,7 @@ fn every_chart_has_ink_where_its_data_is() {
         (
             "tombstones",
             render(|r| Tombstones(&scanned, thresholds, faults).draw(r)),
-            render(|r| Tombstones(&[], thresholds, &[]).draw(r)),
+            render(|r| Tombstones(&[], thresholds, &Nemesis::NONE).draw(r)),
         ),
     ];
     let trend: Vec<trend::TrendPoint> = (0..6)
@@ -545,4 +559,54 @@ fn every_chart_has_ink_where_its_data_is() {
             inked(&without)
         );
     }
+}
+
+#[test]
+fn instant_nemesis_actions_are_dashed_lines_and_the_rates_level_lines() {
+    let spans: Vec<Span> = (0..=10)
+        .map(|s| span(F::Add, OpType::Ok, s * 1_000 * MS, MS))
+        .collect();
+    let marks = [Mark {
+        at_s: 3.0,
+        action: "repair".to_string(),
+    }];
+    let nemesis = Nemesis {
+        windows: &[],
+        marks: &marks,
+    };
+    let repair = shading::colour("repair");
+    let with = render(|r| latency::draw(r, &spans, &nemesis));
+    let without = render(|r| latency::draw(r, &spans, &Nemesis::NONE));
+    assert!(pixels(&with, repair) > pixels(&without, repair) + 50);
+    // The nemesis's actions come from its ops that neither start nor stop a fault.
+    let mut h = HistoryBuilder::on("q/a");
+    h.add(1, 1);
+    let mut history = h.ops().to_vec();
+    for (f, at) in [
+        ("start-kill", 1),
+        ("flush", 2),
+        ("stop-kill", 3),
+        ("final-reads", 4),
+    ] {
+        let mut op = Op::new(
+            Process::nemesis(),
+            OpType::Info,
+            F::Other(f.to_string()),
+            None,
+            Value::Null,
+        );
+        op.time = at * 1_000 * MS;
+        history.push(op);
+    }
+    let found = shading::marks(&history);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(found[0].action, "flush");
+    // The configured and achieved rates: level lines the chart would not have otherwise.
+    let rates = Rates {
+        configured: Some(3.0),
+        achieved: Some(1.0),
+    };
+    let plain = render(|r| ThroughputChart(&spans, &Nemesis::NONE, Rates::default()).draw(r));
+    let levels = render(|r| ThroughputChart(&spans, &Nemesis::NONE, rates).draw(r));
+    assert!(inked(&levels) > inked(&plain) + 500);
 }

@@ -4,9 +4,8 @@ use super::frame::{
     bucket_seconds, chart, failed, headroom, legend, outcome_colour, steps, Drawn, Labels,
     LinearChart, NS_PER_S, OUTCOMES,
 };
-use super::shading;
+use super::shading::{self, Nemesis};
 use super::spans::Span;
-use checkers::stats::FaultWindow;
 use checkers::{OpType, F};
 use plotters::coord::Shift;
 use plotters::prelude::*;
@@ -63,11 +62,20 @@ pub(super) fn throughput(spans: &[Span]) -> Throughput {
     Throughput { width, lines }
 }
 
-/// The throughput chart: completions per second over time, one line per (f, outcome).
+/// The rate the workload asked for and the one the run achieved, ops/s invoked.
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct Rates {
+    pub configured: Option<f64>,
+    pub achieved: Option<f64>,
+}
+
+/// The throughput chart: completions per second over time, one line per (f, outcome), and
+/// the configured and achieved rates as level lines.
 pub(super) fn draw<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     spans: &[Span],
-    faults: &[FaultWindow],
+    faults: &Nemesis,
+    rates: Rates,
 ) -> Drawn {
     let Throughput { width, lines } = throughput(spans);
     let title = format!("Throughput of client operations ({width} s buckets)");
@@ -79,6 +87,8 @@ pub(super) fn draw<DB: DrawingBackend>(
     let top = lines
         .iter()
         .flat_map(|line| line.points.iter().map(|&(_, rate)| rate))
+        .chain(rates.configured)
+        .chain(rates.achieved)
         .fold(0.0, f64::max);
     let buckets = lines.first().map_or(0, |line| line.points.len());
     let x = 0.0..(buckets as u64 * width).max(1) as f64;
@@ -87,6 +97,24 @@ pub(super) fn draw<DB: DrawingBackend>(
     shading::shade(&mut chart, faults, x.end, (y.start, y.end))?;
     for line in &lines {
         draw_line(&mut chart, line, width as f64)?;
+    }
+    let levels = [
+        (rates.configured, "configured", RGBColor(90, 90, 90)),
+        (rates.achieved, "achieved", RGBColor(0, 0, 0)),
+    ];
+    for (rate, what, colour) in levels {
+        let Some(rate) = rate else { continue };
+        let style = colour.stroke_width(1);
+        chart
+            .draw_series(DashedLineSeries::new(
+                [(x.start, rate), (x.end, rate)],
+                10,
+                6,
+                style,
+            ))
+            .map_err(failed)?
+            .label(format!("{what} rate, {rate:.0} ops/s invoked"))
+            .legend(move |(x, y)| PathElement::new(vec![(x + 3, y), (x + 17, y)], style));
     }
     if lines.is_empty() {
         return Ok(());

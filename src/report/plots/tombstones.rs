@@ -4,8 +4,7 @@ use super::frame::{
     chart, dot, failed, headroom, legend, seconds, thin, Drawn, Labels, FAIL_COLOUR, INFO_COLOUR,
     VALUE_COLOUR,
 };
-use super::shading;
-use checkers::stats::FaultWindow;
+use super::shading::{self, Nemesis};
 use checkers::tombstones::Thresholds;
 use checkers::{Op, OpType};
 use plotters::coord::Shift;
@@ -25,7 +24,7 @@ pub(super) fn draw<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     points: &[(f64, u64)],
     thresholds: Thresholds,
-    faults: &[FaultWindow],
+    faults: &Nemesis,
 ) -> Drawn {
     let labels = Labels {
         title: "Tombstones each read went over",

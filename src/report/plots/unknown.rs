@@ -5,9 +5,8 @@ use super::frame::{
     bucket_seconds, chart, failed, headroom, legend, steps, time_axis, Drawn, Labels, INFO_COLOUR,
     NS_PER_S,
 };
-use super::shading;
+use super::shading::{self, Nemesis};
 use super::spans::Span;
-use checkers::stats::FaultWindow;
 use checkers::OpType;
 use plotters::coord::Shift;
 use plotters::prelude::*;
@@ -32,7 +31,7 @@ fn shares(spans: &[Span], width: u64) -> Vec<(f64, f64)> {
 pub(super) fn draw<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     spans: &[Span],
-    faults: &[FaultWindow],
+    faults: &Nemesis,
 ) -> Drawn {
     let end = spans.iter().map(Span::end).max().unwrap_or(0);
     let width = bucket_seconds(end);
