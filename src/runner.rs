@@ -111,6 +111,7 @@ pub async fn run(mut plan: RunPlan) -> anyhow::Result<RunOutcome> {
             &folder.history(),
             addrs,
             Some(cluster.clone()),
+            &[],
             interrupted.clone(),
         )
         .await;
@@ -136,7 +137,15 @@ pub async fn run(mut plan: RunPlan) -> anyhow::Result<RunOutcome> {
             })
             .collect();
         record.write(&folder)?;
-        drive_load(&plan, &folder.history(), addrs, None, interrupted.clone()).await?;
+        if !reached.baseline.is_empty() {
+            eprintln!(
+                "baseline: {} of the workload's counters already hold counts; the checkers start each from it",
+                reached.baseline.len()
+            );
+        }
+        let history = folder.history();
+        let baseline = &reached.baseline;
+        drive_load(&plan, &history, addrs, None, baseline, interrupted.clone()).await?;
     }
 
     record.interrupted = interrupted.load(Ordering::Relaxed);
@@ -163,11 +172,13 @@ struct Reached {
     ids: Vec<String>,
     /// Why the workload's faults were not all played.
     note: Option<String>,
+    /// With `keys_as_is`: the counts the keys already held, from which the checkers start.
+    baseline: Vec<(String, i64)>,
 }
 
 /// Probes every target before anything starts (a target that is down, or does not speak the
-/// node API, is bad input) and, with `keys_as_is`, checks that none of the keys holds a
-/// count yet. Faults the targets cannot play are dropped from the plan, and the note says
+/// node API, is bad input) and, with `keys_as_is`, reads the counts the keys already hold
+/// (from the first target: the targets are one cluster). Faults the targets cannot play are dropped from the plan, and the note says
 /// which: with a fault plane on every target, all but kill and power loss play through it.
 async fn reach_targets(plan: &mut RunPlan) -> Result<Reached, BadInput> {
     let mut planes = Vec::new();
@@ -178,12 +189,13 @@ async fn reach_targets(plan: &mut RunPlan) -> Result<Reached, BadInput> {
         if let target::Found::FaultPlane(id) = found {
             planes.push(id);
         }
-        if plan.keys_as_is {
-            let absent_is_zero = plan.workload.absent_is_zero;
-            target::check_fresh(addr, &plan.workload.keys, absent_is_zero)
-                .await
-                .map_err(|e| BadInput::Usage(e.to_string()))?;
-        }
+    }
+    let mut baseline = Vec::new();
+    if let Some(addr) = plan.targets.first().filter(|_| plan.keys_as_is) {
+        let absent_is_zero = plan.workload.absent_is_zero;
+        baseline = target::baseline(addr, &plan.workload.keys, absent_is_zero)
+            .await
+            .map_err(|e| BadInput::Usage(e.to_string()))?;
     }
     let every_plane = planes.len() == plan.targets.len();
     let ids = match every_plane {
@@ -192,7 +204,11 @@ async fn reach_targets(plan: &mut RunPlan) -> Result<Reached, BadInput> {
     };
     let faults = &mut plan.workload.nemesis.faults;
     if plan.targets.is_empty() || faults.is_empty() {
-        return Ok(Reached { ids, note: None });
+        return Ok(Reached {
+            ids,
+            note: None,
+            baseline,
+        });
     }
     if !every_plane {
         faults.clear();
@@ -200,6 +216,7 @@ async fn reach_targets(plan: &mut RunPlan) -> Result<Reached, BadInput> {
         return Ok(Reached {
             ids,
             note: Some(note.to_string()),
+            baseline,
         });
     }
     let before = faults.len();
@@ -207,21 +224,28 @@ async fn reach_targets(plan: &mut RunPlan) -> Result<Reached, BadInput> {
     let note = (faults.len() < before).then(|| {
         "kill and power loss need the processes and are not played against a target; the other faults play through its /admin fault plane".to_string()
     });
-    Ok(Reached { ids, note })
+    Ok(Reached {
+        ids,
+        note,
+        baseline,
+    })
 }
 
 /// Drives the workload with a progress display while the nemesis runs its schedule; then
-/// heals the cluster and reads every counter from every node. A stop signal (Ctrl-C,
+/// heals the cluster and reads every counter from every node. A `baseline` (counts the
+/// counters held before the run) is recorded first. A stop signal (Ctrl-C,
 /// SIGTERM, SIGHUP: `shutdown`) stops the load early.
 async fn drive_load(
     plan: &RunPlan,
     history: &Path,
     addrs: Vec<(String, String)>,
     cluster: Option<Arc<Mutex<Cluster>>>,
+    baseline: &[(String, i64)],
     interrupted: Arc<AtomicBool>,
 ) -> anyhow::Result<()> {
     let w = &plan.workload;
     let recorder = Arc::new(Recorder::create(history).map_err(BadInput::from)?);
+    target::record_baseline(&recorder, baseline).context("recording the baseline")?;
     let ids: Vec<String> = addrs.iter().map(|(id, _)| id.clone()).collect();
     let nodes = addrs.clone();
     let client = Arc::new(HttpClient::new(

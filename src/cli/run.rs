@@ -41,7 +41,8 @@ pub struct RunArgs {
     #[arg(long, value_delimiter = ',', value_parser = target::parse)]
     pub target: Vec<String>,
     /// With `--target`: use the workload's keys as they are, instead of moving them to a
-    /// namespace of this run's own; the run stops if one of them already holds a count.
+    /// namespace of this run's own; counts they already hold are read first, and the
+    /// checkers start from them.
     #[arg(long, requires = "target")]
     pub keys_as_is: bool,
     /// The target cannot tell an absent counter from 0: check `null` and `0` as the same

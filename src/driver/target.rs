@@ -2,7 +2,10 @@
 //! probe that finds out before the load whether it answers the node API and has our fault
 //! plane, and the workload's keys moved to a namespace of the run's own.
 
+use super::recorder::Recorder;
 use crate::api::{AdminClient, CallError, ConsistencyLevel, CounterKey, DataClient, ReadResponse};
+use checkers::history::HistoryError;
+use checkers::{Op, OpType, Process, F};
 use std::time::Duration;
 
 /// How long the probe waits for each answer.
@@ -66,16 +69,6 @@ pub enum ProbeError {
         /// What came back.
         answer: String,
     },
-    /// With `--keys-as-is`, a counter already holds a count.
-    #[error("target {addr} already holds {value} for `{key}`: drop --keys-as-is (keys then get a namespace of the run's own) or delete the counter first")]
-    NotFresh {
-        /// The target.
-        addr: String,
-        /// The counter.
-        key: String,
-        /// Its count.
-        value: i64,
-    },
 }
 
 /// Finds out what answers at `addr`: our node's health (`GET /admin/health`), else a read of
@@ -111,29 +104,26 @@ pub async fn probe(addr: &str) -> Result<Found, ProbeError> {
     }
 }
 
-/// Checks that no counter of `keys` holds a count at `addr` yet, for a run that uses its
-/// keys as they are: a history that starts mid-way would be judged from absent counters.
-/// With `absent_is_zero` (a target that cannot tell absent from 0), 0 counts as absent.
-pub async fn check_fresh(
+/// The counts the counters of `keys` already hold at `addr` (read at QUORUM), for a run
+/// that uses its keys as they are: recorded at the start of the history as acknowledged adds
+/// ([`record_baseline`]), so that every checker starts each counter from them. Absent
+/// counters are left out, and with `absent_is_zero` (a target that cannot tell absent from
+/// 0) so are those at 0.
+pub async fn baseline(
     addr: &str,
     keys: &[String],
     absent_is_zero: bool,
-) -> Result<(), ProbeError> {
+) -> Result<Vec<(String, i64)>, ProbeError> {
     let client = DataClient::new(PROBE_TIMEOUT);
+    let mut held = Vec::new();
     for key in keys {
         let Ok(parsed) = key.parse::<CounterKey>() else {
             continue;
         };
-        match client.read(addr, &parsed, ConsistencyLevel::One).await {
+        match client.read(addr, &parsed, ConsistencyLevel::Quorum).await {
             Ok(ReadResponse {
                 value: Some(value), ..
-            }) if !(absent_is_zero && value == 0) => {
-                return Err(ProbeError::NotFresh {
-                    addr: addr.to_string(),
-                    key: key.clone(),
-                    value,
-                })
-            }
+            }) if !(absent_is_zero && value == 0) => held.push((key.clone(), value)),
             Ok(_) => {}
             Err(e @ (CallError::NotSent { .. } | CallError::NoAnswer { .. })) => {
                 return Err(ProbeError::Unreachable {
@@ -149,6 +139,28 @@ pub async fn check_fresh(
                 })
             }
         }
+    }
+    Ok(held)
+}
+
+/// The process that records a run's baseline: past the clients and the final readers.
+pub const BASELINE_PROCESS: u64 = 2_000_000_000;
+
+/// Records each `(key, count)` of a baseline as an add of that count acknowledged before the
+/// load: a counter that held a count when the run began is judged from it.
+pub fn record_baseline(recorder: &Recorder, counts: &[(String, i64)]) -> Result<(), HistoryError> {
+    for (key, count) in counts {
+        let mut invoke = Op::new(
+            Process::Client(BASELINE_PROCESS),
+            OpType::Invoke,
+            F::Add,
+            Some(key.clone()),
+            (*count).into(),
+        );
+        invoke.node = Some("baseline".to_string());
+        recorder.record(invoke.clone())?;
+        invoke.kind = OpType::Ok;
+        recorder.record(invoke)?;
     }
     Ok(())
 }

@@ -56,6 +56,20 @@ impl Drawn<'_> {
     }
 }
 
+/// An op's label inside its box at `(x, y)`, `width` wide: wrapped onto the box's two
+/// lines (the box's title holds the whole label when even that is too short). Inline in
+/// HTML, the foreign object's content is HTML without a namespace.
+fn wrapped((x, y): (f64, f64), width: f64, label: &str) -> String {
+    format!(
+        r#"<foreignObject x="{}" y="{}" width="{}" height="{}"><div style="font:10px/12px sans-serif;overflow:hidden;height:100%;overflow-wrap:anywhere">{}</div></foreignObject>"#,
+        x + 2.0,
+        y + 1.0,
+        (width - 4.0).max(1.0),
+        ROW - 10.0,
+        escape(label)
+    )
+}
+
 /// Renders the page for one failing partition of `result`, from the checked history.
 pub fn render(history: &[Op], result: &LinResult, failure: &PartitionFailure) -> String {
     let mut pairs: HashMap<u64, Drawn> = HashMap::new();
@@ -169,19 +183,24 @@ pub fn render(history: &[Op], result: &LinResult, failure: &PartitionFailure) ->
         };
         let _ = write!(
             svg,
-            r#"<g><title>index {} · {} · {}</title><rect x="{x0}" y="{y}" width="{}" height="{}" rx="3" fill="{fill}" fill-opacity="0.25" stroke="{stroke}" stroke-dasharray="{dash}"/><text x="{}" y="{}">{}{}</text></g>"#,
+            r#"<g><title>index {} · {} · {}</title><rect x="{x0}" y="{y}" width="{}" height="{}" rx="3" fill="{fill}" fill-opacity="0.25" stroke="{stroke}" stroke-dasharray="{dash}"/>{}</g>"#,
             d.call.index,
             escape(&d.label()),
             note,
             (x1 - x0).max(4.0),
             ROW - 8.0,
-            x0 + 3.0,
-            y + 16.0,
-            order
-                .get(&d.call.index)
-                .map(|n| format!("#{n} "))
-                .unwrap_or_default(),
-            escape(&d.label()),
+            wrapped(
+                (x0, y),
+                (x1 - x0).max(4.0),
+                &format!(
+                    "{}{}",
+                    order
+                        .get(&d.call.index)
+                        .map(|n| format!("#{n} "))
+                        .unwrap_or_default(),
+                    d.label()
+                )
+            ),
         );
     }
     svg.push_str("</svg>");
@@ -279,7 +298,7 @@ fn core_section(pairs: &HashMap<u64, Drawn>, failure: &PartitionFailure, last: u
         let dash = if d.open_ended() { "5 3" } else { "none" };
         let _ = write!(
             svg,
-            r##"<g><title>invoke {} · completion {}</title><text x="4" y="{}">process {}</text><rect x="{x0}" y="{y}" width="{}" height="{}" rx="3" fill="#ff7f0e" fill-opacity="0.25" stroke="#ff7f0e" stroke-dasharray="{dash}"/><text x="{}" y="{}">[{}] {}</text></g>"##,
+            r##"<g><title>invoke {} · completion {}</title><text x="4" y="{}">process {}</text><rect x="{x0}" y="{y}" width="{}" height="{}" rx="3" fill="#ff7f0e" fill-opacity="0.25" stroke="#ff7f0e" stroke-dasharray="{dash}"/>{}</g>"##,
             d.call.index,
             d.done
                 .map_or("unknown".to_string(), |c| c.index.to_string()),
@@ -287,10 +306,11 @@ fn core_section(pairs: &HashMap<u64, Drawn>, failure: &PartitionFailure, last: u
             escape(&d.call.process.to_string()),
             (x1 - x0).max(4.0),
             ROW - 8.0,
-            x0 + 3.0,
-            y + 16.0,
-            d.call.index,
-            escape(&d.label()),
+            wrapped(
+                (x0, y),
+                (x1 - x0).max(4.0),
+                &format!("[{}] {}", d.call.index, d.label())
+            ),
         );
     }
     svg.push_str("</svg>");

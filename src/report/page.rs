@@ -67,6 +67,15 @@ pub fn render(report: &Report) -> String {
     page(&title, &body)
 }
 
+/// An RFC 3339 time to the second, as people read it (run.json keeps the nanoseconds).
+fn to_the_second(time: &Value) -> Value {
+    let parsed = time.as_str().map(chrono::DateTime::parse_from_rfc3339);
+    match parsed {
+        Some(Ok(t)) => Value::from(t.format("%Y-%m-%d %H:%M:%S %:z").to_string()),
+        _ => time.clone(),
+    }
+}
+
 /// The rate the workload asked for beside the one the run achieved.
 fn rates(workload: &Value, history: &[Op]) -> Value {
     let configured = workload["rate"].as_f64();
@@ -88,8 +97,8 @@ fn run_section(out: &mut String, run: Option<&RunRecord>, history: &[Op]) {
         ("workload", workload["name"].clone()),
         ("seed", run["seed"].clone()),
         ("command", run["command"].clone()),
-        ("started", run["started"].clone()),
-        ("finished", run["finished"].clone()),
+        ("started", to_the_second(&run["started"])),
+        ("finished", to_the_second(&run["finished"])),
         ("interrupted", run["interrupted"].clone()),
         ("nodes", workload["nodes"].clone()),
         ("mode", workload["cluster"]["mode"].clone()),
@@ -437,5 +446,12 @@ mod tests {
         assert_eq!(people(serde_json::json!(1500)), "1500");
         assert_eq!(people(serde_json::json!(0.0)), "0.0");
         assert_eq!(people(serde_json::json!(2.0)), "2.0");
+    }
+
+    #[test]
+    fn times_are_shown_to_the_second() {
+        let t = Value::from("2026-12-06T02:35:05.787227441+00:00");
+        assert_eq!(to_the_second(&t), "2026-12-06 02:35:05 +00:00");
+        assert_eq!(to_the_second(&Value::Null), Value::Null);
     }
 }

@@ -236,6 +236,17 @@ pub(super) fn time_axis(end_ns: u64) -> Range<f64> {
     }
 }
 
+/// The share of a time axis the data may use on charts whose legend sits beside the data
+/// rather than above it (a log axis would need decades of headroom).
+pub(super) const TIME_SHARE: f64 = 0.76;
+
+/// A time axis whose right part is left free for the legend, `data_end` being where the
+/// data ends (the end of [`time_axis`]).
+pub(super) fn time_axis_beside_legend(end_ns: u64) -> (Range<f64>, f64) {
+    let data_end = time_axis(end_ns).end;
+    (0.0..data_end / TIME_SHARE, data_end)
+}
+
 /// The top of an axis whose data spans `lo..hi`, leaving the upper part free for the legend.
 pub(super) fn headroom(lo: f64, hi: f64) -> f64 {
     lo + (hi - lo) / DATA_SHARE

@@ -1,8 +1,8 @@
 //! The latency chart: one marker per completed client op, coloured by outcome, shaped by f.
 
 use super::frame::{
-    chart, dot, entry, failed, headroom, legend, outcome_colour, seconds, thin, time_axis, Drawn,
-    Labels, Px, OUTCOMES,
+    chart, dot, entry, failed, legend, outcome_colour, seconds, thin, time_axis_beside_legend,
+    Drawn, Labels, Px, OUTCOMES,
 };
 use super::shading::{self, Nemesis};
 use super::spans::Span;
@@ -19,15 +19,16 @@ pub(super) fn latency_ms(span: &Span) -> f64 {
     (span.latency as f64 / 1e6).max(MIN_LATENCY_MS)
 }
 
-/// A log axis from a power of ten below every latency to above them all (from 0.1 ms when there are none).
+/// A log axis from a power of ten below every latency to just above the largest (from
+/// 0.1 ms when there are none); the legend sits beside the data, not above it.
 pub(super) fn latency_axis(spans: &[Span]) -> Range<f64> {
     let (lo, hi) = spans
         .iter()
         .map(latency_ms)
         .fold((100.0, 0.1), |(lo, hi), ms| (ms.min(lo), ms.max(hi)));
     let lo = (lo / 1.5).log10().floor();
-    let hi = (hi * 1.5).log10().ceil().max(lo + 1.0);
-    10f64.powf(lo)..10f64.powf(headroom(lo, hi))
+    let hi = (hi * 1.5).log10().max(lo + 1.0);
+    10f64.powf(lo)..10f64.powf(hi)
 }
 
 /// The outline of an op's marker, in pixels around its centre: a circle (octagon) for an add,
@@ -61,9 +62,9 @@ pub(super) fn draw<DB: DrawingBackend>(
         y: "latency (ms, log scale)",
     };
     let end = spans.iter().map(Span::end).max().unwrap_or(0);
-    let (x, y) = (time_axis(end), latency_axis(spans));
-    let mut chart = chart(root, &labels, x.clone(), y.clone().log_scale())?;
-    shading::shade(&mut chart, faults, x.end, (y.start, y.end))?;
+    let ((x, data_end), y) = (time_axis_beside_legend(end), latency_axis(spans));
+    let mut chart = chart(root, &labels, x, y.clone().log_scale())?;
+    shading::shade(&mut chart, faults, data_end, (y.start, y.end))?;
     for kind in OUTCOMES {
         let outcome: Vec<&Span> = spans.iter().filter(|span| span.kind == kind).collect();
         let colour = outcome_colour(kind);

@@ -2,7 +2,7 @@
 //! in each time bucket.
 
 use super::frame::{
-    bucket_seconds, chart, failed, legend, steps, time_axis, Drawn, Labels, NS_PER_S,
+    bucket_seconds, chart, failed, legend, steps, time_axis_beside_legend, Drawn, Labels, NS_PER_S,
 };
 use super::latency::{latency_axis, latency_ms, MIN_LATENCY_MS};
 use super::shading::{self, Nemesis};
@@ -58,9 +58,9 @@ pub(super) fn draw<DB: DrawingBackend>(
         x: "time since start (s)",
         y: "latency (ms, log scale)",
     };
-    let (x, y) = (time_axis(end), latency_axis(spans));
-    let mut chart = chart(root, &labels, x.clone(), y.clone().log_scale())?;
-    shading::shade(&mut chart, faults, x.end, (y.start, y.end))?;
+    let ((x, data_end), y) = (time_axis_beside_legend(end), latency_axis(spans));
+    let mut chart = chart(root, &labels, x, y.clone().log_scale())?;
+    shading::shade(&mut chart, faults, data_end, (y.start, y.end))?;
     let buckets = buckets(spans, width);
     for (name, q, colour) in QUANTILES {
         let points: Vec<(f64, f64)> = buckets.iter().map(|(t, l)| (*t, quantile(l, q))).collect();

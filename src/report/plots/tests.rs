@@ -391,6 +391,13 @@ fn latencies_are_clamped_for_the_log_axis() {
     let axis = latency_axis(&[zero]);
     assert!(axis.start > 0.0 && axis.start < MIN_LATENCY_MS && axis.end > MIN_LATENCY_MS);
     assert!(latency_axis(&[]).start > 0.0);
+    // Fitted: an op that took the client's whole 1 s timeout sets the top, not a power of
+    // ten above it with room for the legend (which sits beside the data).
+    let slowest = latency_axis(&[span(F::Add, OpType::Info, 0, 1_000 * MS)]);
+    assert!(
+        slowest.end > 1_000.0 && slowest.end < 2_000.0,
+        "{slowest:?}"
+    );
 }
 
 #[test]
