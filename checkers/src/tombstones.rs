@@ -9,6 +9,9 @@ use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
+/// How many example reads results.json lists of each kind (warned, failed).
+const EXAMPLES_KEPT: usize = 10;
+
 /// The thresholds reads were held to: Cassandra's defaults unless the run says otherwise.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Thresholds {
@@ -63,6 +66,12 @@ pub struct TombstonesResult {
     /// The history index of each violating read's completion (the first 100).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub violating_reads: Vec<u64>,
+    /// The history index of each failed read's completion (the first 10): examples.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub failed_examples: Vec<u64>,
+    /// The history index of each completion over the warn threshold (the first 10).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warn_examples: Vec<u64>,
     /// Figures per partition.
     #[serde(default)]
     pub partitions: BTreeMap<String, PartitionTombstones>,
@@ -165,6 +174,9 @@ impl TombstoneChecker {
                 figures.failed_reads += 1;
                 self.result.failed_reads += 1;
                 self.result.over_time[bucket].failed_reads += 1;
+                if self.result.failed_examples.len() < EXAMPLES_KEPT {
+                    self.result.failed_examples.push(op.index);
+                }
             }
             OpType::Ok => {
                 let Some(scanned) = op.tombstones else { return };
@@ -178,6 +190,9 @@ impl TombstoneChecker {
                 if scanned > t.warn {
                     figures.warn_reads += 1;
                     self.result.warn_reads += 1;
+                    if self.result.warn_examples.len() < EXAMPLES_KEPT {
+                        self.result.warn_examples.push(op.index);
+                    }
                 }
                 let too_many = t.started_empty && scanned > figures.deletes;
                 if scanned > t.fail || too_many {
@@ -301,6 +316,10 @@ mod tests {
         );
         assert_eq!((result.max_scanned, result.valid), (3, Validity::Valid));
         assert_eq!(result.partitions["queue"].reads, 2);
+        // Examples name the completions: the warned scan's and the failed one's.
+        let last = h.ops().len() as u64 - 1;
+        assert_eq!(result.failed_examples, vec![last]);
+        assert_eq!(result.warn_examples, vec![last - 2]);
     }
 
     #[test]

@@ -378,6 +378,33 @@ fn findings_section(out: &mut String, report: &Report, focus: &mut Vec<u64>) {
             links.join(", ")
         );
     }
+    let t = &checkers.tombstones;
+    let scans = [
+        (
+            &t.failed_examples,
+            t.failed_reads,
+            "Reads failed for tombstones",
+        ),
+        (
+            &t.warn_examples,
+            t.warn_reads,
+            "Reads over the tombstone warn threshold",
+        ),
+    ];
+    for (examples, total, what) in scans.into_iter().filter(|(e, _, _)| !e.is_empty()) {
+        any = true;
+        let links: Vec<String> = (examples.iter().enumerate())
+            .map(|(n, &i)| match n {
+                0 => link(i, focus),
+                _ => mention(i, focus),
+            })
+            .collect();
+        let _ = writeln!(
+            out,
+            "<h3>{what}</h3>\n<p>{total} reads; the first completed at {}.</p>",
+            links.join(", ")
+        );
+    }
     if let Some(lin) = checkers
         .linearizable
         .as_ref()

@@ -7,6 +7,7 @@ use crate::store::RunRecord;
 use checkers::convergence::ConvergenceResult;
 use checkers::counter::ReadBounds;
 use checkers::stats::FaultWindow;
+use checkers::tombstones::TombstonesResult;
 use checkers::{Results, Validity};
 
 /// The verdict sentence, and the history index of the worst read it names, if any.
@@ -104,9 +105,10 @@ pub fn sentence(results: &Results) -> (String, Option<u64>) {
     let word = results.valid.word();
     let text = match results.valid {
         Validity::Valid => format!(
-            "{word}: every check passed: {} within bounds{}",
+            "{word}: every check passed: {} within bounds{}{}",
             reads(c.counter.reads),
-            faults_played(&c.stats.faults)
+            faults_played(&c.stats.faults),
+            tombstone_findings(&c.tombstones)
         ),
         Validity::Invalid => {
             if causes.is_empty() {
@@ -131,6 +133,20 @@ pub fn sentence(results: &Results) -> (String, Option<u64>) {
             .map(|r| r.index)
             .filter(|_| results.valid == Validity::Invalid),
     )
+}
+
+/// Reads the tombstone thresholds warned about or failed, which break no rule (Cassandra
+/// fails such a scan) but are what a tombstone workload exists to show.
+fn tombstone_findings(t: &TombstonesResult) -> String {
+    match (t.failed_reads, t.warn_reads) {
+        (0, 0) => String::new(),
+        (0, warned) => format!("; {} over the tombstone warn threshold", reads(warned)),
+        (failed, warned) => format!(
+            "; {} failed for tombstones, as Cassandra fails them, and {} went over the warn threshold",
+            reads(failed),
+            plural(warned, "read", "reads")
+        ),
+    }
 }
 
 /// Which checkers could not decide, and why where they say.
@@ -327,6 +343,14 @@ mod tests {
             "VALID: every check passed: 323 reads within bounds, under 2 faults (partition, slow)"
         );
         assert_eq!(worst, None);
+        // What a tombstone workload exists to show is said even when nothing broke a rule.
+        results.checkers.tombstones.failed_reads = 109;
+        results.checkers.tombstones.warn_reads = 167;
+        let (text, _) = sentence(&results);
+        assert!(
+            text.ends_with("; 109 reads failed for tombstones, as Cassandra fails them, and 167 reads went over the warn threshold"),
+            "{text}"
+        );
     }
 
     #[test]
