@@ -70,6 +70,8 @@ pub async fn run(mut plan: RunPlan) -> anyhow::Result<RunOutcome> {
         plan.workload.time_limit
     );
     let mut record = RunRecord::new(plan.workload.clone(), plan.seed);
+    // Counters a target held before the run may sit among tombstones of earlier runs.
+    record.cluster_started_empty = !plan.keys_as_is;
     if let Some(note) = reached.note {
         eprintln!("{note}");
         record.faults_note = Some(note);

@@ -16,7 +16,12 @@ pub fn run(args: &[&str]) -> Output {
 
 /// The only run folder under `results/hot-counter/`.
 pub fn only_run_folder(results: &Path) -> PathBuf {
-    let workload = results.join("hot-counter");
+    only_run_folder_of(results, "hot-counter")
+}
+
+/// The only run folder under `results/WORKLOAD/`.
+pub fn only_run_folder_of(results: &Path, workload: &str) -> PathBuf {
+    let workload = results.join(workload);
     let runs: Vec<PathBuf> = std::fs::read_dir(&workload)
         .expect("workload folder")
         .map(|e| e.expect("entry").path())

@@ -3,23 +3,29 @@
 
 use crate::process::{only_run_folder, run};
 use checker::driver::sequences;
+use std::path::Path;
 
-#[test]
-fn the_same_seed_gives_every_client_the_same_ops_and_replay_says_so() {
-    let first = tempfile::tempdir().expect("temp dir");
-    let again = tempfile::tempdir().expect("temp dir");
+/// Runs hot-counter with `seed` for `seconds` into `results`; its exit must be a verdict.
+fn run_seed(seed: &str, seconds: &str, results: &Path) {
     let out = run(&[
         "run",
         "--workload",
         "hot-counter",
         "--seed",
-        "3",
+        seed,
         "--time-limit",
-        "4",
+        seconds,
         "--results",
-        first.path().to_str().expect("utf-8"),
+        results.to_str().expect("utf-8"),
     ]);
     assert!(matches!(out.status.code(), Some(0 | 1)), "{out:?}");
+}
+
+#[test]
+fn the_same_seed_gives_every_client_the_same_ops_and_replay_says_so() {
+    let first = tempfile::tempdir().expect("temp dir");
+    let again = tempfile::tempdir().expect("temp dir");
+    run_seed("3", "4", first.path());
     let original = only_run_folder(first.path());
     let out = run(&[
         "replay",
@@ -34,8 +40,10 @@ fn the_same_seed_gives_every_client_the_same_ops_and_replay_says_so() {
         "{stderr}"
     );
     let replayed = only_run_folder(again.path());
-    let drawn = |dir: &std::path::Path| {
-        sequences::per_client(&dir.join("history.jsonl"), 10).expect("history reads")
+    let drawn = |dir: &Path| {
+        sequences::per_client(&dir.join("history.jsonl"), 10, false)
+            .expect("history reads")
+            .expect("numbered per client")
     };
     let (a, b) = (drawn(&original), drawn(&replayed));
     let agreement = sequences::compare(&a, &b);
@@ -45,18 +53,7 @@ fn the_same_seed_gives_every_client_the_same_ops_and_replay_says_so() {
     assert!(a.iter().all(|ops| ops.len() > 10), "{a:?}");
     // Another seed draws other ops: the comparison can tell.
     let other = tempfile::tempdir().expect("temp dir");
-    let out = run(&[
-        "run",
-        "--workload",
-        "hot-counter",
-        "--seed",
-        "4",
-        "--time-limit",
-        "2",
-        "--results",
-        other.path().to_str().expect("utf-8"),
-    ]);
-    assert!(matches!(out.status.code(), Some(0 | 1)), "{out:?}");
+    run_seed("4", "2", other.path());
     let c = drawn(&only_run_folder(other.path()));
     assert!(!sequences::compare(&a, &c).all_match());
 }

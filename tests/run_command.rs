@@ -1,7 +1,9 @@
 //! `checker run` on a real 3-node cluster: the run folder, the verdict, and no orphaned nodes
 //! after a normal end, Ctrl-C, a panic, or the driver being killed.
 
-use crate::process::{checker, node_pids, only_run_folder, run, survivors, wait_for_nodes};
+use crate::process::{
+    checker, node_pids, only_run_folder, only_run_folder_of, run, survivors, wait_for_nodes,
+};
 use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
 use std::time::Duration;
@@ -431,7 +433,9 @@ fn a_soak_runs_workloads_back_to_back_holds_budgets_prunes_and_replays() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let again = only_run_folder(&replays);
+    // The soak's last run is of either workload, as the time allowed.
+    let workload = runs[last]["workload"].as_str().expect("workload");
+    let again = only_run_folder_of(&replays, workload);
     let read = |dir: &std::path::Path| -> serde_json::Value {
         serde_json::from_str(&std::fs::read_to_string(dir.join("run.json")).expect("run.json"))
             .expect("JSON")

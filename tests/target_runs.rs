@@ -147,6 +147,20 @@ fn keys_used_as_they_are_are_judged_from_the_counts_they_held_before_the_run() {
     );
     let checked = json(&again.join("results.json"));
     assert_eq!(checked["checkers"]["counter"]["overcount"]["reads"], 0);
+    // A pattern that writes cells its keys do not name has no baseline to read.
+    let queue = run(&[
+        "run",
+        "--workload",
+        "tombstone-queue",
+        "--target",
+        &node.addr,
+        "--keys-as-is",
+        "--results",
+        results.path().join("c").to_str().expect("utf-8"),
+    ]);
+    let stderr = String::from_utf8_lossy(&queue.stderr);
+    assert_eq!(queue.status.code(), Some(254), "{stderr}");
+    assert!(stderr.contains("`queue` pattern"), "{stderr}");
 }
 
 #[test]

@@ -2,7 +2,7 @@
 //! the seed its `[expect]` table names, has every expected finding, and a control workload
 //! none at all.
 
-use crate::process::run;
+use crate::process::{only_run_folder_of, run};
 use checker::workload::{self, Workload};
 use checkers::{Finding, Results};
 use std::path::Path;
@@ -57,7 +57,7 @@ fn promise_broken(name: &str) -> Option<String> {
             String::from_utf8_lossy(&out.stderr)
         ));
     }
-    let shown = findings(&results.path().join(name).join("latest"));
+    let shown = findings(&only_run_folder_of(results.path(), name));
     (!expect.kept_by(&shown)).then(|| {
         format!(
             "{name} (seed {seed}): expected {:?}, the run showed {shown:?}",

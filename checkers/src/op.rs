@@ -14,7 +14,25 @@ pub enum Process {
     Named(String),
 }
 
+/// The first process number of a run's final readers: `checker run` reads every counter
+/// from every node at the end with processes from here on.
+pub const FINAL_READERS: u64 = 1_000_000_000;
+
+/// The process that records a `--keys-as-is` run's baseline: the counts its counters held
+/// before the load, as adds acknowledged before it.
+pub const BASELINE: u64 = 2_000_000_000;
+
 impl Process {
+    /// Whether this is one of a run's load clients: neither a final reader nor the baseline.
+    pub fn is_load(&self) -> bool {
+        matches!(self, Process::Client(p) if *p < FINAL_READERS)
+    }
+
+    /// Whether this is the process that records a run's baseline.
+    pub fn is_baseline(&self) -> bool {
+        *self == Process::Client(BASELINE)
+    }
+
     /// The nemesis process.
     pub fn nemesis() -> Self {
         Process::Named("nemesis".to_string())

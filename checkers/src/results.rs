@@ -172,7 +172,9 @@ pub fn check(
         let reading = options.reading;
         let mut result =
             oracle::cross_check(&truth.values, truth.nodes, &counter, &final_read, reading);
-        result.unknown_adds = unknown_adds.unwrap_or_default().finish(&truth.values);
+        result.unknown_adds = unknown_adds
+            .unwrap_or_default()
+            .finish(&truth.values, options.reading);
         result
     });
     let checkers = Checkers {

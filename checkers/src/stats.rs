@@ -100,6 +100,10 @@ impl StatsChecker {
 
     /// Takes the next op of the history.
     pub fn observe(&mut self, op: &Op) {
+        // A run's baseline is what the counters held before it, not load.
+        if op.process.is_baseline() {
+            return;
+        }
         if !op.process.is_client() {
             self.result.nemesis_events += 1;
             self.nemesis(op);

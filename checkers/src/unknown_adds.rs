@@ -1,11 +1,14 @@
 //! What became of the adds whose outcome the clients never learned (a timeout, a kill): the
-//! nodes' own final values (the oracle) say how many took effect, on every counter where
-//! that is determined: no delete touched it, and its unknown adds share one delta.
+//! nodes' own final values (the oracle) account for how many took effect, on every counter
+//! where that is determined: no delete touched it, its nodes agree, and its unknown adds
+//! share one delta. A service that lost acknowledged adds makes the count too low: it is
+//! what the final values allow, not a proof.
 
+use crate::ideal::{self, Reading};
 use crate::op::{Op, OpType, Process, F};
 use rustc_hash::{FxHashMap, FxHashSet};
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// How many adds of unknown outcome took effect, by the nodes' final values.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -52,27 +55,27 @@ impl UnknownAdds {
         let Process::Client(process) = op.process else {
             return;
         };
-        let Some(key) = &op.key else { return };
-        match (&op.f, op.kind) {
-            (F::Delete, OpType::Invoke) => {
+        // A completion is paired by its process alone: it need not repeat the key.
+        match (&op.f, op.kind, &op.key) {
+            (F::Delete, OpType::Invoke, Some(key)) => {
                 self.deleted.insert(key.clone());
             }
-            (F::Add, OpType::Invoke) => {
+            (F::Add, OpType::Invoke, Some(key)) => {
                 if let Some(delta) = op.value.as_i64() {
                     self.open.insert(process, (key.clone(), delta));
                 }
             }
-            (F::Add, OpType::Ok) => {
+            (F::Add, OpType::Ok, _) => {
                 if let Some((key, delta)) = self.open.remove(&process) {
                     self.keys.entry(key).or_default().ok_sum += i128::from(delta);
                 }
             }
-            (F::Add, OpType::Info) => {
+            (F::Add, OpType::Info, _) => {
                 if let Some((key, delta)) = self.open.remove(&process) {
                     self.unknown(key, delta);
                 }
             }
-            (F::Add, OpType::Fail) => {
+            (_, OpType::Fail, _) => {
                 self.open.remove(&process);
             }
             _ => {}
@@ -87,38 +90,28 @@ impl UnknownAdds {
     }
 
     /// The count against the nodes' final values (`truth`: counter → node → value, absent
-    /// as `None`); a counter whose nodes disagree is left out.
+    /// as `None`, compared as `reading` says; a counter in no dump is absent everywhere); a
+    /// counter whose nodes disagree is left out.
     pub fn finish(
         mut self,
         truth: &BTreeMap<String, BTreeMap<String, Option<i64>>>,
+        reading: Reading,
     ) -> UnknownApplied {
         for (key, delta) in std::mem::take(&mut self.open).into_values() {
             self.unknown(key, delta);
         }
         let mut result = UnknownApplied::default();
         for (key, adds) in &self.keys {
-            let touched = |d: &String| {
-                key == d
-                    || key
-                        .strip_prefix(d.as_str())
-                        .is_some_and(|r| r.starts_with('/'))
-            };
-            let (Some(delta), false) = (
-                adds.delta,
-                adds.undetermined || self.deleted.iter().any(touched),
-            ) else {
+            let partition = ideal::partition_of(key);
+            let deleted = self.deleted.contains(key) || self.deleted.contains(partition);
+            let (Some(delta), false) = (adds.delta, adds.undetermined || deleted) else {
                 continue;
             };
-            let Some(values) = truth
-                .get(key)
-                .map(|by_node| by_node.values().collect::<Vec<_>>())
-            else {
-                continue;
-            };
-            let Some(&&first) = values
-                .first()
-                .filter(|_| values.windows(2).all(|w| w[0] == w[1]))
-            else {
+            let absent = BTreeMap::from([(String::new(), None)]);
+            let values: BTreeSet<Option<i64>> = (truth.get(key).unwrap_or(&absent).values())
+                .map(|v| reading.of(*v))
+                .collect();
+            let Some(&first) = values.first().filter(|_| values.len() == 1) else {
                 continue;
             };
             let extra = i128::from(first.unwrap_or(0)) - adds.ok_sum;
@@ -177,13 +170,42 @@ mod tests {
         }
         add(&mut tally, 9, "c/a", 2, None);
         // 5 acknowledged adds of 2 are 10; the nodes hold 14: 2 of the 4 unknown ones applied.
-        let result = tally.finish(&truth(&[("c/a", &[Some(14), Some(14)])]));
+        let result = tally.finish(
+            &truth(&[("c/a", &[Some(14), Some(14)])]),
+            Reading::default(),
+        );
         assert_eq!(
             result,
             UnknownApplied {
                 keys: 1,
                 adds: 4,
                 applied: 2
+            }
+        );
+    }
+
+    #[test]
+    fn completions_pair_by_process_and_absent_reads_as_zero_when_asked() {
+        let mut tally = UnknownAdds::new();
+        tally.observe(&op(0, OpType::Invoke, F::Add, "c/a", 1.into()));
+        let mut done = Op::new(Process::Client(0), OpType::Ok, F::Add, None, Value::Null);
+        done.index = 1;
+        tally.observe(&done);
+        add(&mut tally, 1, "c/a", 1, Some(OpType::Info));
+        // One node holds 1, another 0 where the target says 0 for absent too.
+        let values = truth(&[("c/a", &[Some(1), Some(1)]), ("z/a", &[None, Some(0)])]);
+        let applied = tally.finish(
+            &values,
+            Reading {
+                absent_is_zero: true,
+            },
+        );
+        assert_eq!(
+            applied,
+            UnknownApplied {
+                keys: 1,
+                adds: 1,
+                applied: 0
             }
         );
     }
@@ -198,6 +220,8 @@ mod tests {
         add(&mut tally, 4, "r/a", 1, Some(OpType::Info));
         add(&mut tally, 5, "s/a", 1, Some(OpType::Info));
         add(&mut tally, 6, "pp/a", 1, Some(OpType::Info));
+        // In no node's dump: absent everywhere, so its unknown add did not take effect.
+        add(&mut tally, 7, "t/a", 1, Some(OpType::Info));
         let values = truth(&[
             ("p/a", &[Some(1)]),
             ("q/a", &[Some(4)]),
@@ -205,12 +229,12 @@ mod tests {
             ("s/a", &[Some(5)]),
             ("pp/a", &[Some(1)]),
         ]);
-        // Only pp/a: a delete of `p` does not touch `pp`.
+        // Only pp/a (a delete of `p` does not touch `pp`) and t/a.
         assert_eq!(
-            tally.finish(&values),
+            tally.finish(&values, Reading::default()),
             UnknownApplied {
-                keys: 1,
-                adds: 1,
+                keys: 2,
+                adds: 2,
                 applied: 1
             }
         );

@@ -267,7 +267,7 @@ pub async fn final_reads<C: CounterClient>(
     let mut partitions: Vec<String> = keys.iter().map(|k| k.partition.clone()).collect();
     partitions.dedup();
     // Final readers get process numbers no client uses.
-    let mut process = 1_000_000_000;
+    let mut process = checkers::op::FINAL_READERS;
     for node in 0..workload.nodes {
         let cl = ConsistencyLevel::All;
         if workload.pattern != crate::workload::mix::Pattern::Queue {

@@ -5,10 +5,8 @@
 use checkers::history::{HistoryError, JsonlReader};
 use checkers::{Op, OpType, Process, F};
 use serde_json::Value;
+use std::collections::HashSet;
 use std::path::Path;
-
-/// Processes from here on are the final readers, not clients.
-const FINAL_READERS: u64 = 1_000_000_000;
 
 /// One op a client drew: what, on which key, with which value (an add's delta).
 #[derive(Debug, Clone, PartialEq)]
@@ -18,27 +16,56 @@ pub struct Drawn {
     value: Value,
 }
 
-/// Each client's drawn ops in order, from the invokes of `history`: client `c` made every op
-/// of a process `p` with `p mod concurrency = c`. Retries are left out: whether an op is
-/// retried depends on timing, not on the seed.
-pub fn per_client(history: &Path, concurrency: usize) -> Result<Vec<Vec<Drawn>>, HistoryError> {
+/// Each client's drawn ops in order, from the invokes of `history`, or `None` when its
+/// processes are not numbered per client (a run by an older checker): client `c` made every
+/// op of a process `p` with `p mod concurrency = c`, a process `p` from `concurrency` on
+/// taking over after `p - concurrency` ended an op in `info`. Retries are left out: whether
+/// an op is retried depends on timing, not on the seed. With `time_keyed` (time buckets),
+/// a key's bucket (`-bN`) is left out too: it is the time the op was drawn at.
+pub fn per_client(
+    history: &Path,
+    concurrency: usize,
+    time_keyed: bool,
+) -> Result<Option<Vec<Vec<Drawn>>>, HistoryError> {
     let n = concurrency.max(1) as u64;
     let mut clients = vec![Vec::new(); n as usize];
+    let (mut seen, mut retired) = (HashSet::new(), HashSet::new());
     for op in JsonlReader::open(history)? {
         let op: Op = op?;
         let Process::Client(p) = op.process else {
             continue;
         };
-        if op.kind != OpType::Invoke || op.retry_of.is_some() || p >= FINAL_READERS {
+        if !op.process.is_load() {
             continue;
         }
+        if op.kind == OpType::Info {
+            retired.insert(p);
+        }
+        if seen.insert(p) && p >= n && !retired.contains(&(p - n)) {
+            return Ok(None);
+        }
+        if op.kind != OpType::Invoke || op.retry_of.is_some() {
+            continue;
+        }
+        let key = match time_keyed {
+            true => op.key.as_deref().map(without_bucket),
+            false => op.key,
+        };
         clients[(p % n) as usize].push(Drawn {
             f: op.f,
-            key: op.key,
+            key,
             value: op.value,
         });
     }
-    Ok(clients)
+    Ok(Some(clients))
+}
+
+/// A time-bucket key without its bucket: `views/home-b12` as `views/home`.
+fn without_bucket(key: &str) -> String {
+    match key.rsplit_once("-b") {
+        Some((cell, bucket)) if bucket.bytes().all(|b| b.is_ascii_digit()) => cell.to_string(),
+        _ => key.to_string(),
+    }
 }
 
 /// How two runs' per-client sequences compare.
@@ -128,10 +155,32 @@ mod tests {
             r#"{"index":9,"time":10,"process":1000000000,"type":"ok","f":"read","key":"k/a","value":3}"#,
         ];
         std::fs::write(&path, lines.join("\n") + "\n").expect("write");
-        let clients = per_client(&path, 2).expect("reads");
+        let clients = per_client(&path, 2, false)
+            .expect("reads")
+            .expect("numbered");
         assert_eq!(clients.len(), 2);
         assert_eq!(clients[0].len(), 2, "{clients:?}");
         assert_eq!(clients[0][1].f, F::Read);
         assert_eq!(clients[1], vec![add(2)]);
+    }
+
+    #[test]
+    fn a_history_numbered_otherwise_is_not_compared_and_time_buckets_drop_their_bucket() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("history.jsonl");
+        // Process 2 takes over from no retired process 0: numbered by an older checker.
+        let lines = [
+            r#"{"index":0,"time":1,"process":0,"type":"invoke","f":"add","key":"k/a-b3","value":1}"#,
+            r#"{"index":1,"time":2,"process":0,"type":"ok","f":"add","key":"k/a-b3","value":1}"#,
+            r#"{"index":2,"time":3,"process":2,"type":"invoke","f":"read","key":"k/a-b4","value":null}"#,
+        ];
+        std::fs::write(&path, lines.join("\n") + "\n").expect("write");
+        assert_eq!(per_client(&path, 2, false).expect("reads"), None);
+        let clients = per_client(&path, 3, true)
+            .expect("reads")
+            .expect("numbered");
+        assert_eq!(clients[0][0].key.as_deref(), Some("k/a"));
+        assert_eq!(clients[2][0].key.as_deref(), Some("k/a"));
+        assert_eq!(without_bucket("k/a-bx"), "k/a-bx");
     }
 }

@@ -69,6 +69,16 @@ pub enum ProbeError {
         /// What came back.
         answer: String,
     },
+    /// With `--keys-as-is`, a key's count could not be read at QUORUM before the load.
+    #[error("target {addr} could not read `{key}` at QUORUM for the baseline ({answer}): bring its replicas up, or drop --keys-as-is (keys then get a namespace of the run's own)")]
+    NoBaseline {
+        /// The target.
+        addr: String,
+        /// The counter.
+        key: String,
+        /// What came back.
+        answer: String,
+    },
 }
 
 /// Finds out what answers at `addr`: our node's health (`GET /admin/health`), else a read of
@@ -131,10 +141,22 @@ pub async fn baseline(
                     reason: e.to_string(),
                 })
             }
+            // The node API, but not enough replicas answered at QUORUM.
+            Err(
+                e @ CallError::Status {
+                    status: 503 | 504, ..
+                },
+            ) => {
+                return Err(ProbeError::NoBaseline {
+                    addr: addr.to_string(),
+                    key: key.clone(),
+                    answer: e.to_string(),
+                })
+            }
             Err(e) => {
                 return Err(ProbeError::NotNodeApi {
                     addr: addr.to_string(),
-                    path: format!("/v1/counters/{key}?cl=ONE"),
+                    path: format!("/v1/counters/{key}?cl=QUORUM"),
                     answer: e.to_string(),
                 })
             }
@@ -143,15 +165,12 @@ pub async fn baseline(
     Ok(held)
 }
 
-/// The process that records a run's baseline: past the clients and the final readers.
-pub const BASELINE_PROCESS: u64 = 2_000_000_000;
-
 /// Records each `(key, count)` of a baseline as an add of that count acknowledged before the
 /// load: a counter that held a count when the run began is judged from it.
 pub fn record_baseline(recorder: &Recorder, counts: &[(String, i64)]) -> Result<(), HistoryError> {
     for (key, count) in counts {
         let mut invoke = Op::new(
-            Process::Client(BASELINE_PROCESS),
+            Process::Client(checkers::op::BASELINE),
             OpType::Invoke,
             F::Add,
             Some(key.clone()),

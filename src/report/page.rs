@@ -241,29 +241,36 @@ fn mention(at: u64, focus: &[u64]) -> String {
     }
 }
 
+/// The `n`-th example of a kind of finding: the first gets a timeline, the others link to
+/// one only when it is theirs.
+fn example(n: usize, at: u64, focus: &mut Vec<u64>) -> String {
+    match n {
+        0 => link(at, focus),
+        _ => mention(at, focus),
+    }
+}
+
 /// The findings, each kind with its examples; the worst example of each kind gets a
 /// timeline, the rest link to one only when it is theirs.
 fn findings_section(out: &mut String, report: &Report, focus: &mut Vec<u64>) {
     let checkers = &report.results.checkers;
     out.push_str("<h2>Worst findings</h2>\n");
     let mut any = false;
-    let errors: Vec<&ReadBounds> = checkers
-        .counter
-        .errors
-        .iter()
-        .take(FINDINGS_SHOWN)
-        .collect();
+    // The worst, and the worst of each kind they leave out (results.json keeps examples of
+    // every kind).
+    let all = &checkers.counter.errors;
+    let mut errors: Vec<&ReadBounds> = all.iter().take(FINDINGS_SHOWN).collect();
+    for read in all.iter().skip(FINDINGS_SHOWN) {
+        if !errors.iter().any(|e| e.wrong_kind() == read.wrong_kind()) {
+            errors.push(read);
+        }
+    }
     if !errors.is_empty() {
         any = true;
         out.push_str("<h3>Reads out of bounds</h3>\n<table>\n<tr><th>read</th><th>counter</th><th>returned</th><th>allowed</th><th>error</th><th>node</th><th>bound set by adds</th><th>after delete</th></tr>\n");
         let mut kinds_seen = Vec::new();
         for read in errors {
-            // Resurrection, overcount, undercount, or wrong about existence only.
-            let kind = (
-                read.resurrection,
-                read.overcount() > 0,
-                read.undercount() > 0,
-            );
+            let kind = read.wrong_kind();
             let first_of_kind = !kinds_seen.contains(&kind);
             kinds_seen.push(kind);
             let allowed = read.allowed.to_string();
@@ -299,10 +306,7 @@ fn findings_section(out: &mut String, report: &Report, focus: &mut Vec<u64>) {
         any = true;
         out.push_str("<h3>Sums past 64 bits</h3>\n<table>\n<tr><th>read</th><th>counter</th><th>returned</th><th>finding</th><th>node</th></tr>\n");
         for (i, overflow) in overflows.iter().take(FINDINGS_SHOWN).enumerate() {
-            let index = match i {
-                0 => link(overflow.index, focus),
-                _ => mention(overflow.index, focus),
-            };
+            let index = example(i, overflow.index, focus);
             let _ = writeln!(
                 out,
                 "<tr><td>{}</td><td>{}</td><td class=\"num\">{}</td><td>{}</td><td>{}</td></tr>",
@@ -320,10 +324,7 @@ fn findings_section(out: &mut String, report: &Report, focus: &mut Vec<u64>) {
         any = true;
         out.push_str("<h3>Resurrections</h3>\n<table>\n<tr><th>counter</th><th>deleted at</th><th>first read</th><th>last read</th><th>reads</th><th>nodes</th><th>came back</th><th>deleted by then</th></tr>\n");
         for (i, event) in events.iter().take(FINDINGS_SHOWN).enumerate() {
-            let first_read = match i {
-                0 => link(event.first_read, focus),
-                _ => mention(event.first_read, focus),
-            };
+            let first_read = example(i, event.first_read, focus);
             let _ = writeln!(
                 out,
                 "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"num\">{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td></tr>",
@@ -356,10 +357,10 @@ fn findings_section(out: &mut String, report: &Report, focus: &mut Vec<u64>) {
             );
         }
         out.push_str("</table>\n");
-        if let Some(note) = report
+        let notes = report
             .run
-            .and_then(|run| verdict::convergence_note(run, convergence))
-        {
+            .map(|run| verdict::convergence_notes(run, report.results));
+        for note in notes.into_iter().flatten() {
             let _ = writeln!(out, "<p>{}</p>", escape(note));
         }
     }
@@ -367,10 +368,7 @@ fn findings_section(out: &mut String, report: &Report, focus: &mut Vec<u64>) {
     if !violations.is_empty() {
         any = true;
         let links: Vec<String> = (violations.iter().take(FINDINGS_SHOWN).enumerate())
-            .map(|(n, &i)| match n {
-                0 => link(i, focus),
-                _ => mention(i, focus),
-            })
+            .map(|(n, &i)| example(n, i, focus))
             .collect();
         let _ = writeln!(
             out,
@@ -394,10 +392,7 @@ fn findings_section(out: &mut String, report: &Report, focus: &mut Vec<u64>) {
     for (examples, total, what) in scans.into_iter().filter(|(e, _, _)| !e.is_empty()) {
         any = true;
         let links: Vec<String> = (examples.iter().enumerate())
-            .map(|(n, &i)| match n {
-                0 => link(i, focus),
-                _ => mention(i, focus),
-            })
+            .map(|(n, &i)| example(n, i, focus))
             .collect();
         let _ = writeln!(
             out,

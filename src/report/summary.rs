@@ -274,7 +274,7 @@ fn convergence_lines(out: &mut String, results: &Results) {
         if u.adds > 0 {
             let _ = writeln!(
                 out,
-                "    of {} adds of unknown outcome (on {}), {} took effect by the nodes' final values",
+                "    of {} adds of unknown outcome (on {}), the nodes' final values account for {} taking effect",
                 u.adds,
                 super::verdict::plural(u.keys, "counter", "counters"),
                 u.applied

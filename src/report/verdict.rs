@@ -4,11 +4,13 @@
 
 use crate::api::settings::Mode;
 use crate::store::RunRecord;
-use checkers::convergence::ConvergenceResult;
+use checkers::convergence::Divergence;
 use checkers::counter::ReadBounds;
+use checkers::counter::Sum;
 use checkers::stats::FaultWindow;
 use checkers::tombstones::TombstonesResult;
 use checkers::{Results, Validity};
+use std::collections::BTreeSet;
 
 /// The verdict sentence, and the history index of the worst read it names, if any.
 pub fn sentence(results: &Results) -> (String, Option<u64>) {
@@ -183,16 +185,41 @@ fn undecided(results: &Results) -> String {
     parts.join("; ")
 }
 
-/// Whether final reads that did not converge are what the cluster's own rules give, for
-/// RavenDB mode (docs/semantics.md, "RavenDB delete vs increment"): said under the table.
-pub fn convergence_note(run: &RunRecord, c: &ConvergenceResult) -> Option<&'static str> {
-    if run.workload.cluster.mode != Mode::Ravendb || c.valid != Validity::Invalid {
-        return None;
+/// What RavenDB's own rules say of final reads that did not converge, for a run in RavenDB
+/// mode (docs/semantics.md, "RavenDB delete vs increment"): said under the table. Nodes that
+/// agree above every allowed count, on a counter a delete brought back, are faithful; nodes
+/// that disagree are not what RavenDB does once replication has caught up.
+pub fn convergence_notes(run: &RunRecord, results: &Results) -> Vec<&'static str> {
+    let c = &results.checkers;
+    let Some(conv) = c.convergence.as_ref() else {
+        return Vec::new();
+    };
+    if run.workload.cluster.mode != Mode::Ravendb || conv.valid != Validity::Invalid {
+        return Vec::new();
     }
-    Some(match c.disagreeing {
-        0 => "Faithful to RavenDB, not a node defect: the nodes agree, on a count no order of the acknowledged ops allows, because a delete that races an increment made on another node loses to it, and the counter comes back holding that node's whole portion, counts from before the delete included (RavenDB, \"Counters in a cluster\", concurrent Delete and Increment; docs/semantics.md, \"RavenDB delete vs increment\").",
-        _ => "RavenDB would converge: every node applies the increment that wins over a delete once replication catches up. Nodes that still disagree at the final reads had not caught up by then (a longer heal_s shows whether they do), or a node lost a change.",
-    })
+    let mut notes = Vec::new();
+    let agreeing: Vec<&Divergence> = (conv.examples.iter())
+        .filter(|e| e.values.values().collect::<BTreeSet<_>>().len() == 1)
+        .collect();
+    let brought_back = |e: &&Divergence| {
+        let above = e.values.values().next().copied().flatten().map(Sum::from);
+        let resurrected = c
+            .counter
+            .keys
+            .get(&e.key)
+            .is_some_and(|k| k.resurrected > 0);
+        resurrected
+            && above
+                .zip(e.allowed.counts.max())
+                .is_some_and(|(v, max)| v > max)
+    };
+    if conv.out_of_bounds > 0 && !agreeing.is_empty() && agreeing.iter().all(brought_back) {
+        notes.push("Faithful to RavenDB, not a node defect: the nodes agree, on a count above what any order of the acknowledged ops allows, on counters a delete brought back: a delete that races an increment made on another node loses to it, and the counter comes back holding that node's whole portion, counts from before the delete included (RavenDB, \"Counters in a cluster\", concurrent Delete and Increment; docs/semantics.md, \"RavenDB delete vs increment\").");
+    }
+    if conv.disagreeing > 0 {
+        notes.push("Not what RavenDB does once replication has caught up: every node applies the increment that wins over a delete. Nodes that still disagree at the final reads had not caught up by then (a longer heal_s shows whether they do), or a node lost a change.");
+    }
+    notes
 }
 
 /// `, during the partition at 12.0–18.0 s`, or `, 3.0 s after the kill at 5.0–9.0 s ended`, for the
@@ -403,5 +430,58 @@ mod tests {
             text,
             "INVALID: a checker found a violation (see the findings and the figures)"
         );
+    }
+
+    #[test]
+    fn ravendb_notes_excuse_only_counters_a_delete_brought_back_above_their_bounds() {
+        let mut workload = crate::workload::Workload::default();
+        workload.cluster.mode = Mode::Ravendb;
+        let run = RunRecord::new(workload, 1);
+        let example = |node_values: &[i64]| Divergence {
+            key: "likes/a".to_string(),
+            values: (node_values.iter().enumerate())
+                .map(|(i, v)| (format!("n{}", i + 1), Some(*v)))
+                .collect(),
+            allowed: Values::count(4),
+        };
+        let mut results = Results::default();
+        let with = |results: &mut Results, examples: Vec<Divergence>, disagreeing: u64| {
+            results.checkers.convergence = Some(checkers::convergence::ConvergenceResult {
+                valid: Validity::Invalid,
+                out_of_bounds: 1,
+                disagreeing,
+                examples,
+                ..Default::default()
+            });
+        };
+        with(&mut results, vec![example(&[17, 17, 17])], 0);
+        // Above its bounds, but no delete brought the counter back: a defect, not RavenDB.
+        assert!(convergence_notes(&run, &results).is_empty());
+        let figures = checkers::counter::KeyFigures {
+            resurrected: 3,
+            ..Default::default()
+        };
+        results
+            .checkers
+            .counter
+            .keys
+            .insert("likes/a".to_string(), figures);
+        let notes = convergence_notes(&run, &results);
+        assert!(
+            notes.len() == 1 && notes[0].starts_with("Faithful to RavenDB"),
+            "{notes:?}"
+        );
+        // Below its bounds: acknowledged adds lost, which RavenDB does not excuse.
+        with(&mut results, vec![example(&[2, 2, 2])], 0);
+        assert!(convergence_notes(&run, &results).is_empty());
+        with(&mut results, vec![example(&[17, 8, 17])], 1);
+        let notes = convergence_notes(&run, &results);
+        assert!(
+            notes.len() == 1 && notes[0].starts_with("Not what RavenDB does"),
+            "{notes:?}"
+        );
+        // Cassandra mode: no note.
+        let cassandra = RunRecord::new(crate::workload::Workload::default(), 1);
+        assert!(convergence_notes(&cassandra, &results).is_empty());
     }
 }

@@ -91,3 +91,14 @@ pub enum Pattern {
     /// counter is ever deleted.
     TimeBuckets,
 }
+
+impl Pattern {
+    /// The name workload files use.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Pattern::Counters => "counters",
+            Pattern::Queue => "queue",
+            Pattern::TimeBuckets => "time-buckets",
+        }
+    }
+}

@@ -249,7 +249,7 @@ impl CounterResult {
         let mut per_kind = [0; 4];
         let mut keep: Vec<bool> = (self.errors.iter())
             .map(|r| {
-                let n = &mut per_kind[error_kind(r)];
+                let n = &mut per_kind[r.wrong_kind() as usize];
                 *n += 1;
                 *n <= EACH_KIND_KEPT
             })
@@ -266,18 +266,32 @@ impl CounterResult {
     }
 }
 
-/// The kind of a wrong read, for keeping examples of each: resurrection, overcount,
-/// undercount, or wrong only about existence.
-fn error_kind(read: &ReadBounds) -> usize {
-    match (
-        read.resurrection,
-        read.overcount() > 0,
-        read.undercount() > 0,
-    ) {
-        (true, _, _) => 0,
-        (_, true, _) => 1,
-        (_, _, true) => 2,
-        _ => 3,
+/// The kinds of wrong read, each of which keeps examples of its own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WrongRead {
+    /// It brought back counts a delete erased.
+    Resurrection,
+    /// Above what any order allows.
+    Overcount,
+    /// Below what any order allows.
+    Undercount,
+    /// Wrong only about whether the counter exists.
+    Existence,
+}
+
+impl ReadBounds {
+    /// What kind of wrong read this is (one out of bounds or wrong about existence).
+    pub fn wrong_kind(&self) -> WrongRead {
+        match (
+            self.resurrection,
+            self.overcount() > 0,
+            self.undercount() > 0,
+        ) {
+            (true, _, _) => WrongRead::Resurrection,
+            (_, true, _) => WrongRead::Overcount,
+            (_, _, true) => WrongRead::Undercount,
+            _ => WrongRead::Existence,
+        }
     }
 }
 
@@ -311,9 +325,11 @@ mod tests {
 
     #[test]
     fn trimming_keeps_examples_of_a_kind_that_larger_errors_crowd_out() {
-        let mut result = CounterResult::default();
         // 150 resurrections 300 back, then 5 undercounts of 2 and 5 overcounts of 1.
-        result.errors = (0..150).map(|i| wrong(i, 10, 310, true)).collect();
+        let mut result = CounterResult {
+            errors: (0..150).map(|i| wrong(i, 10, 310, true)).collect(),
+            ..CounterResult::default()
+        };
         result
             .errors
             .extend((150..155).map(|i| wrong(i, 10, 8, false)));
@@ -335,8 +351,10 @@ mod tests {
         let errors: Vec<i64> = result.errors.iter().map(error_of).collect();
         assert!(errors.windows(2).all(|w| w[0] >= w[1]), "{errors:?}");
         // Without crowding, trimming only sorts.
-        let mut few = CounterResult::default();
-        few.errors = vec![wrong(1, 10, 11, false), wrong(0, 10, 30, true)];
+        let mut few = CounterResult {
+            errors: vec![wrong(1, 10, 11, false), wrong(0, 10, 30, true)],
+            ..CounterResult::default()
+        };
         few.trim_errors();
         assert_eq!(
             few.errors.iter().map(|r| r.index).collect::<Vec<_>>(),

@@ -30,7 +30,7 @@ mod window;
 
 pub use crate::ideal::Sum;
 pub use figures::{
-    error_of, CounterResult, Direction, KeyFigures, Magnitude, ReadBounds, ERRORS_KEPT,
+    error_of, CounterResult, Direction, KeyFigures, Magnitude, ReadBounds, WrongRead, ERRORS_KEPT,
 };
 pub use overflow::{Overflow, OVERFLOWS_KEPT};
 pub use ranges::RangeSet;

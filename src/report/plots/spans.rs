@@ -27,7 +27,8 @@ impl Span {
 pub fn spans(history: &[Op]) -> Vec<Span> {
     let mut open: HashMap<&Process, &Op> = HashMap::new();
     let mut spans = Vec::new();
-    for op in history.iter().filter(|op| op.process.is_client()) {
+    let load = |op: &&Op| op.process.is_client() && !op.process.is_baseline();
+    for op in history.iter().filter(load) {
         if op.kind == OpType::Invoke {
             open.insert(&op.process, op);
         } else if let Some(invoke) = open.remove(&op.process) {
