@@ -33,18 +33,24 @@ pub struct Mark {
 }
 
 /// The nemesis's instant actions in `history`: its ops that neither start nor stop a fault,
-/// the final reads apart (they come after every chart's data).
+/// the final reads apart (they come after every chart's data). The nemesis records an
+/// action as it begins and again as it is done, the same op twice in a row: one mark.
 pub fn marks(history: &[Op]) -> Vec<Mark> {
-    (history.iter())
-        .filter(|op| op.process == Process::nemesis())
-        .filter(|op| op.kind == checkers::OpType::Info || op.kind == checkers::OpType::Ok)
-        .map(|op| (op, op.f.to_string()))
-        .filter(|(_, f)| !f.starts_with("start") && !f.starts_with("stop") && f != "final-reads")
-        .map(|(op, action)| Mark {
-            at_s: op.time as f64 / 1e9,
-            action,
-        })
-        .collect()
+    let mut marks = Vec::new();
+    let mut previous: Option<&Op> = None;
+    for op in history.iter().filter(|op| op.process == Process::nemesis()) {
+        let again = previous.is_some_and(|p| p.f == op.f && p.value == op.value);
+        previous = Some(op);
+        let action = op.f.to_string();
+        let instant = !action.starts_with("start") && !action.starts_with("stop");
+        if instant && !again && action != "final-reads" && op.kind != checkers::OpType::Invoke {
+            marks.push(Mark {
+                at_s: op.time as f64 / 1e9,
+                action,
+            });
+        }
+    }
+    marks
 }
 
 /// The colour a kind of fault is shaded in.

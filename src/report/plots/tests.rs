@@ -592,6 +592,7 @@ fn instant_nemesis_actions_are_dashed_lines_and_the_rates_level_lines() {
     for (f, at) in [
         ("start-kill", 1),
         ("flush", 2),
+        ("flush", 2),
         ("stop-kill", 3),
         ("final-reads", 4),
     ] {
