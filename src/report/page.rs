@@ -250,6 +250,14 @@ fn example(n: usize, at: u64, focus: &mut Vec<u64>) -> String {
     }
 }
 
+/// Examples of one kind, in order, as `example` links them, comma separated.
+fn examples(indices: &[u64], focus: &mut Vec<u64>) -> String {
+    let links: Vec<String> = (indices.iter().enumerate())
+        .map(|(n, &at)| example(n, at, focus))
+        .collect();
+    links.join(", ")
+}
+
 /// The findings, each kind with its examples; the worst example of each kind gets a
 /// timeline, the rest link to one only when it is theirs.
 fn findings_section(out: &mut String, report: &Report, focus: &mut Vec<u64>) {
@@ -272,7 +280,9 @@ fn findings_section(out: &mut String, report: &Report, focus: &mut Vec<u64>) {
         for read in errors {
             let kind = read.wrong_kind();
             let first_of_kind = !kinds_seen.contains(&kind);
-            kinds_seen.push(kind);
+            if first_of_kind {
+                kinds_seen.push(kind);
+            }
             let allowed = read.allowed.to_string();
             let error = read.finding().unwrap_or_default();
             let bound: Vec<String> = read
@@ -367,13 +377,10 @@ fn findings_section(out: &mut String, report: &Report, focus: &mut Vec<u64>) {
     let violations = &checkers.tombstones.violating_reads;
     if !violations.is_empty() {
         any = true;
-        let links: Vec<String> = (violations.iter().take(FINDINGS_SHOWN).enumerate())
-            .map(|(n, &i)| example(n, i, focus))
-            .collect();
+        let links = examples(&violations[..violations.len().min(FINDINGS_SHOWN)], focus);
         let _ = writeln!(
             out,
-            "<h3>Tombstone violations</h3>\n<p>Reads completed at {}.</p>",
-            links.join(", ")
+            "<h3>Tombstone violations</h3>\n<p>Reads completed at {links}.</p>"
         );
     }
     let t = &checkers.tombstones;
@@ -389,15 +396,12 @@ fn findings_section(out: &mut String, report: &Report, focus: &mut Vec<u64>) {
             "Reads over the tombstone warn threshold",
         ),
     ];
-    for (examples, total, what) in scans.into_iter().filter(|(e, _, _)| !e.is_empty()) {
+    for (indices, total, what) in scans.into_iter().filter(|(e, _, _)| !e.is_empty()) {
         any = true;
-        let links: Vec<String> = (examples.iter().enumerate())
-            .map(|(n, &i)| example(n, i, focus))
-            .collect();
+        let links = examples(indices, focus);
         let _ = writeln!(
             out,
-            "<h3>{what}</h3>\n<p>{total} reads; the first completed at {}.</p>",
-            links.join(", ")
+            "<h3>{what}</h3>\n<p>{total} reads; the first completed at {links}.</p>"
         );
     }
     if let Some(lin) = checkers

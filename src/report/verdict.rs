@@ -5,8 +5,8 @@
 use crate::api::settings::Mode;
 use crate::store::RunRecord;
 use checkers::convergence::Divergence;
-use checkers::counter::ReadBounds;
 use checkers::counter::Sum;
+use checkers::counter::{ReadBounds, WrongRead};
 use checkers::stats::FaultWindow;
 use checkers::tombstones::TombstonesResult;
 use checkers::{Results, Validity};
@@ -18,8 +18,8 @@ pub fn sentence(results: &Results) -> (String, Option<u64>) {
     let mut causes: Vec<String> = Vec::new();
     // Each kind of wrong read with its worst example: when, on which counter, under which fault.
     // A resurrection is its own finding: the overcount example is a plain one.
-    let over = |r: &&ReadBounds| !r.resurrection && r.overcount() > 0;
-    let under = |r: &&ReadBounds| r.undercount() > 0;
+    let over = |r: &&ReadBounds| r.wrong_kind() == WrongRead::Overcount;
+    let under = |r: &&ReadBounds| r.wrong_kind() == WrongRead::Undercount;
     let errors = &c.counter.errors;
     let counts = [
         (
