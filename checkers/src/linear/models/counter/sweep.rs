@@ -47,6 +47,9 @@ use crate::linear::partition::LinOp;
 use rustc_hash::FxHashSet;
 
 mod frontier;
+mod roles;
+
+use roles::{roles, Role};
 
 /// Ops of one kind open at once, at most (a bit each).
 const MAX_OPEN: u32 = 64;
@@ -125,20 +128,6 @@ impl Event {
     }
 }
 
-/// What the sweep does with an op.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Role {
-    /// A read that returned: open from its call to its return.
-    Read,
-    /// An add that returned: open from its call, in effect by its return.
-    Add,
-    /// An add of unknown outcome with an info completion: open from its call to that
-    /// completion, maybe in effect; from then on one more add of its class in the reserve.
-    Hinted(u8),
-    /// An add of unknown outcome never completed: in the reserve of its class from its call.
-    Reserve(u8),
-}
-
 /// Decides one counter's ops from `init`, or `None` when the sweep does not apply (deletes,
 /// too many ops open at once, too many distinct unknown deltas, 2^32 ops or more) or cannot
 /// decide (a failure found while guessing, at every width). `stop` is asked now and then whether to
@@ -187,38 +176,6 @@ pub fn decide(
         }
     }
     None
-}
-
-/// Each op's role and the deltas of the reserve's classes, or `None` when the sweep does not
-/// apply (deletes, too many distinct unknown deltas).
-fn roles(ops: &[LinOp<CounterInput>]) -> Option<(Vec<Role>, Vec<i64>)> {
-    let mut deltas = Vec::new();
-    for op in ops {
-        match op.input {
-            CounterInput::Delete(_) => return None,
-            CounterInput::Add(_, d) if op.ret.is_none() && !deltas.contains(&d) => deltas.push(d),
-            _ => {}
-        }
-    }
-    if deltas.len() > MAX_CLASSES {
-        return None;
-    }
-    deltas.sort_unstable();
-    let roles = ops
-        .iter()
-        .map(|op| match (&op.input, op.ret) {
-            (CounterInput::Add(_, d), None) => {
-                let class = deltas.binary_search(d).unwrap_or(0) as u8;
-                match op.hint {
-                    Some(_) => Role::Hinted(class),
-                    None => Role::Reserve(class),
-                }
-            }
-            (CounterInput::Add(..), Some(_)) => Role::Add,
-            _ => Role::Read,
-        })
-        .collect();
-    Some((roles, deltas))
 }
 
 #[derive(Clone)]
@@ -490,6 +447,8 @@ impl<'a> Sweep<'a> {
             while undone != 0 {
                 let r = undone.trailing_zeros() as usize;
                 undone &= undone - 1;
+                // Reads that returned the same value want the same bursts.
+                undone &= !self.returned_alike(r, undone);
                 // Exact repeats only: `prune` drops the configurations others beat.
                 blocks.clear();
                 self.bursts(&from, r, &mut blocks);
@@ -581,6 +540,20 @@ impl<'a> Sweep<'a> {
         for c in &mut out[first..] {
             self.settle(c);
         }
+    }
+
+    /// The reads among `reads` that returned what open read `r` returned.
+    fn returned_alike(&self, r: usize, reads: u64) -> u64 {
+        let mut alike = 0;
+        let mut open = reads;
+        while open != 0 {
+            let other = open.trailing_zeros() as usize;
+            open &= open - 1;
+            if self.read_value[other] == self.read_value[r] {
+                alike |= 1 << other;
+            }
+        }
+        alike
     }
 
     /// Marks done every open read that fits the sum.
