@@ -97,7 +97,7 @@ async fn increments(
         ..ClusterSettings::default()
     };
     let binary = std::path::Path::new(env!("CARGO_BIN_EXE_checker"));
-    let mut cluster = Cluster::start(binary, nodes, &settings, dir.path(), 7)
+    let mut cluster = Cluster::start(binary, nodes, &settings, dir.path(), 7, None)
         .await
         .expect("cluster");
     let addrs = cluster.addrs();
@@ -194,7 +194,7 @@ fn main() {
             commitlog_sync: CommitlogSync::Periodic(1000),
             ..ClusterSettings::default()
         };
-        let mut cluster = Cluster::start(binary, 3, &settings, dir.path(), 7)
+        let mut cluster = Cluster::start(binary, 3, &settings, dir.path(), 7, None)
             .await
             .expect("cluster");
         let addrs = cluster.addrs();

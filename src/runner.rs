@@ -3,12 +3,13 @@
 
 use crate::api::AdminClient;
 use crate::check::{self, Target};
-use crate::cluster::Cluster;
+use crate::cluster::{node_ids, Cluster, Network};
 use crate::driver::{drive, final_reads, target, HttpClient, Nemesis, Progress, Recorder};
 use crate::error::BadInput;
 use crate::report::{index, run_report, summary};
 use crate::store::{NodeRecord, RunFolder, RunRecord};
 use crate::workload::nemesis::{self, FaultKind};
+use crate::workload::net::NetMode;
 use crate::workload::Workload;
 use anyhow::Context;
 use checkers::{Results, Validity};
@@ -81,12 +82,31 @@ pub async fn run(mut plan: RunPlan) -> anyhow::Result<RunOutcome> {
     let interrupted = Arc::new(AtomicBool::new(false));
     if plan.targets.is_empty() {
         let binary = std::env::current_exe().context("finding this program to start nodes")?;
+        let network = match plan.workload.net {
+            NetMode::Netns => {
+                let made = Network::create(&node_ids(plan.workload.nodes));
+                let network = Arc::new(made.context("making the run's network namespaces")?);
+                let t = network.topology();
+                eprintln!(
+                    "network: {} namespaces on bridge {} ({}); partitions are nftables rules, slow links {}",
+                    t.nodes.len(),
+                    t.bridge,
+                    t.subnet,
+                    t.slow_links
+                );
+                record.network = Some(t.clone());
+                record.write(&folder)?;
+                Some(network)
+            }
+            NetMode::Loopback => None,
+        };
         let cluster = Cluster::start(
             &binary,
             plan.workload.nodes,
             &plan.workload.cluster,
             &folder.nodes(),
             plan.seed,
+            network,
         )
         .await
         .context("starting the cluster")?;
@@ -266,8 +286,11 @@ async fn drive_load(
     let schedule = nemesis::schedule(&w.nemesis, &ids, w.phases.warmup_s, w.time_limit, plan.seed);
     let nemesis = match cluster {
         Some(c) => {
-            let admin = c.lock().await.admin(Duration::from_secs(5));
-            Some(Arc::new(Nemesis::new(c, admin, recorder.clone())))
+            let (admin, network) = {
+                let cluster = c.lock().await;
+                (cluster.admin(Duration::from_secs(5)), cluster.network())
+            };
+            Some(Arc::new(Nemesis::new(c, network, admin, recorder.clone())))
         }
         // Targets whose fault plane answered (`reach_targets` cleared the faults otherwise).
         None if !w.nemesis.faults.is_empty() => Some(Arc::new(Nemesis::for_targets(

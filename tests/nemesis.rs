@@ -26,14 +26,14 @@ async fn rig() -> Rig {
         read_timeout_ms: 300,
         ..ClusterSettings::default()
     };
-    let cluster = Cluster::start(binary, 3, &settings, dir.path(), 7)
+    let cluster = Cluster::start(binary, 3, &settings, dir.path(), 7, None)
         .await
         .expect("cluster");
     let admin = cluster.admin(Duration::from_secs(5));
     let headers = checker::api::secret::headers(Some(cluster.secret()));
     let cluster = Arc::new(Mutex::new(cluster));
     let recorder = Arc::new(Recorder::create(&dir.path().join("history.jsonl")).expect("history"));
-    let nemesis = Arc::new(Nemesis::new(cluster.clone(), admin, recorder));
+    let nemesis = Arc::new(Nemesis::new(cluster.clone(), None, admin, recorder));
     let http = reqwest::Client::builder()
         .default_headers(headers)
         .timeout(Duration::from_millis(400))

@@ -18,7 +18,7 @@ impl Harness {
     async fn start(nodes: usize, settings: ClusterSettings) -> Harness {
         let dir = tempfile::tempdir().expect("temp dir");
         let binary = std::path::Path::new(env!("CARGO_BIN_EXE_checker"));
-        let cluster = Cluster::start(binary, nodes, &settings, dir.path(), 7)
+        let cluster = Cluster::start(binary, nodes, &settings, dir.path(), 7, None)
             .await
             .expect("cluster starts");
         // The cluster's secret opens its admin plane.

@@ -7,6 +7,7 @@ mod exit_codes;
 mod full_disk;
 mod lin_command;
 mod nemesis;
+mod netns;
 mod node_api;
 mod node_limits;
 mod process;

@@ -5,7 +5,7 @@ use crate::driver::{sequences, target};
 use crate::error::BadInput;
 use crate::runner::{run as run_plan, RunPlan};
 use crate::store::{RunFolder, RunRecord};
-use crate::workload::{self, mix::Pattern};
+use crate::workload::{self, mix::Pattern, net::NetMode};
 use checkers::Validity;
 use clap::Args;
 use std::path::PathBuf;
@@ -48,6 +48,11 @@ pub struct RunArgs {
     /// (sets the workload's `absent_is_zero`).
     #[arg(long)]
     pub absent_is_zero: bool,
+    /// Where the nodes live and who plays network faults (overrides the workload):
+    /// `loopback` (the nodes' own fault plane) or `netns` (a network namespace per node,
+    /// partitions as nftables rules; needs root).
+    #[arg(long)]
+    pub net: Option<NetMode>,
     /// Panic once the cluster is up: for testing that no node outlives a crashed run.
     #[arg(long, hide = true)]
     pub panic_after_start: bool,
@@ -76,6 +81,15 @@ fn plan(args: RunArgs) -> anyhow::Result<RunPlan> {
     w.concurrency = args.concurrency.unwrap_or(w.concurrency);
     w.rate = args.rate.unwrap_or(w.rate);
     w.absent_is_zero |= args.absent_is_zero;
+    w.net = args.net.unwrap_or(w.net);
+    if w.net == NetMode::Netns && !args.target.is_empty() {
+        let message = "--net netns puts the nodes this run starts in namespaces; a --target is someone else's service: drop one of them";
+        return Err(BadInput::Usage(message.into()).into());
+    }
+    if w.net == NetMode::Netns {
+        // Before anything starts: say what is missing.
+        crate::cluster::netns::check_available().map_err(|e| BadInput::Usage(e.to_string()))?;
+    }
     if !args.target.is_empty() {
         // The service is someone else's: its settings are its own business.
         w.nodes = args.target.len();

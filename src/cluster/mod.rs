@@ -3,15 +3,20 @@
 //! Every node is a child process of this binary (`checker node ...`) in its own process
 //! group, so a Ctrl-C reaches the driver, which stops the nodes itself. Nodes are killed
 //! when the [`Cluster`] is dropped (a panic or an error unwinds through it), and each node
-//! exits by itself when its parent is gone (the driver was killed with SIGKILL).
+//! exits by itself when its parent is gone (the driver was killed with SIGKILL). With a
+//! [`Network`] (`--net netns`), each node runs in its namespace, on its address there.
+
+pub mod netns;
 
 use crate::api::secret::{new_secret, settings_file as settings_file_text};
 use crate::api::ClusterSettings;
 use crate::api::{AdminClient, Listening};
 use crate::node::core::commitlog;
+pub use netns::Network;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
@@ -65,18 +70,22 @@ pub struct Cluster {
     seed: u64,
     admin: AdminClient,
     secret: String,
+    /// The namespaces the nodes run in, if any; dropped after the nodes.
+    network: Option<Arc<Network>>,
 }
 
 impl Cluster {
     /// Starts `count` nodes of `binary` with `settings`, each keeping its data in
     /// `dir/<id>/` and its log in `dir/<id>.log`, each seeding its random choices from `seed`
-    /// and its id, and waits until each answers with every peer known.
+    /// and its id, and waits until each answers with every peer known. With `network`, node
+    /// `nI` runs in its namespace there.
     pub async fn start(
         binary: &Path,
         count: usize,
         settings: &ClusterSettings,
         dir: &Path,
         seed: u64,
+        network: Option<Arc<Network>>,
     ) -> Result<Cluster, ClusterError> {
         let settings_file = dir.join("cluster.json");
         let secret = new_secret();
@@ -93,16 +102,37 @@ impl Cluster {
             seed,
             admin: AdminClient::with_secret(Duration::from_secs(2), Some(&secret)),
             secret,
+            network,
         };
-        for i in 1..=count {
-            let id = format!("n{i}");
-            let node = spawn(binary, &id, "127.0.0.1:0", dir, node_seed(seed, &id)).await?;
+        for id in node_ids(count) {
+            let place = cluster.place(&id, None);
+            let node = spawn(binary, &id, &place, dir, node_seed(seed, &id)).await?;
             cluster.nodes.push(node);
         }
         for node in &cluster.nodes {
             introduce(&cluster.admin, node, cluster.peers_of(&node.id), dir).await?;
         }
         Ok(cluster)
+    }
+
+    /// Where node `id` runs: its namespace, if any, and the address it listens on (`addr`
+    /// when it had one, so that a restart keeps it).
+    fn place(&self, id: &str, addr: Option<&str>) -> Place {
+        let netns = self.network.as_ref().and_then(|n| n.namespace(id));
+        let ip = self.network.as_ref().and_then(|n| n.addr(id));
+        Place {
+            netns: netns.map(str::to_string),
+            listen: match (addr, ip) {
+                (Some(addr), _) => addr.to_string(),
+                (None, Some(ip)) => format!("{ip}:0"),
+                (None, None) => "127.0.0.1:0".to_string(),
+            },
+        }
+    }
+
+    /// The namespaces the nodes run in, with `--net netns`.
+    pub fn network(&self) -> Option<Arc<Network>> {
+        self.network.clone()
     }
 
     /// The cluster's secret, which its internal and admin planes require.
@@ -159,9 +189,9 @@ impl Cluster {
             return Ok(());
         };
         let _ = self.nodes[i].child.kill().await;
-        let addr = self.nodes[i].addr.clone();
+        let place = self.place(id, Some(&self.nodes[i].addr));
         let seed = node_seed(self.seed, id).wrapping_add(1);
-        self.nodes[i] = spawn(&self.binary, id, &addr, &self.dir, seed).await?;
+        self.nodes[i] = spawn(&self.binary, id, &place, &self.dir, seed).await?;
         introduce(&self.admin, &self.nodes[i], self.peers_of(id), &self.dir).await
     }
 
@@ -215,6 +245,11 @@ impl Drop for Cluster {
     }
 }
 
+/// The ids of a cluster of `count` nodes: `n1`, `n2`, ...
+pub fn node_ids(count: usize) -> Vec<String> {
+    (1..=count).map(|i| format!("n{i}")).collect()
+}
+
 /// The seed of node `id`'s random choices, from the run's seed.
 fn node_seed(seed: u64, id: &str) -> u64 {
     id.bytes().fold(seed ^ 0x9E37_79B9_7F4A_7C15, |h, b| {
@@ -222,10 +257,16 @@ fn node_seed(seed: u64, id: &str) -> u64 {
     })
 }
 
+/// Where a node runs: its network namespace, if any, and the address it listens on.
+struct Place {
+    netns: Option<String>,
+    listen: String,
+}
+
 async fn spawn(
     binary: &Path,
     id: &str,
-    listen: &str,
+    place: &Place,
     dir: &Path,
     seed: u64,
 ) -> Result<NodeProcess, ClusterError> {
@@ -240,8 +281,24 @@ async fn spawn(
         .append(true)
         .open(&log)
         .map_err(spawn_error)?;
-    let mut child = Command::new(binary)
-        .args(["node", "--id", id, "--listen", listen, "--exit-with-parent"])
+    // `ip netns exec` enters the namespace and execs the node: the process stays ours.
+    let mut command = match &place.netns {
+        Some(ns) => {
+            let mut c = Command::new("ip");
+            c.args(["netns", "exec", ns]).arg(binary);
+            c
+        }
+        None => Command::new(binary),
+    };
+    let mut child = command
+        .args([
+            "node",
+            "--id",
+            id,
+            "--listen",
+            &place.listen,
+            "--exit-with-parent",
+        ])
         .arg("--settings")
         .arg(dir.join("cluster.json"))
         .arg("--data-dir")

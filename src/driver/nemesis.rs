@@ -6,7 +6,7 @@
 
 use super::recorder::Recorder;
 use crate::api::{AdminClient, FaultsUpdate};
-use crate::cluster::Cluster;
+use crate::cluster::{Cluster, Network};
 use crate::workload::nemesis::{Action, FaultKind, PlannedFault};
 use checkers::history::HistoryError;
 use checkers::{Op, OpType, Process, F};
@@ -30,18 +30,27 @@ pub struct Nemesis {
     admin: AdminClient,
     /// The links each node has cut now, so that overlapping partitions add up.
     cuts: std::sync::Mutex<BTreeMap<String, BTreeSet<String>>>,
+    /// With `--net netns`: the network whose rules play partitions and slow links.
+    network: Option<Arc<Network>>,
 }
 
 impl Nemesis {
     /// A nemesis for `cluster`, reaching its admin plane through `admin` (which carries the
-    /// cluster's secret), recording into `recorder`.
-    pub fn new(cluster: Arc<Mutex<Cluster>>, admin: AdminClient, recorder: Arc<Recorder>) -> Self {
+    /// cluster's secret), recording into `recorder`; partitions and slow links are rules of
+    /// `network` when the nodes run in one.
+    pub fn new(
+        cluster: Arc<Mutex<Cluster>>,
+        network: Option<Arc<Network>>,
+        admin: AdminClient,
+        recorder: Arc<Recorder>,
+    ) -> Self {
         Nemesis {
             cluster: Some(cluster),
             targets: Vec::new(),
             recorder,
             admin,
             cuts: std::sync::Mutex::new(BTreeMap::new()),
+            network,
         }
     }
 
@@ -58,6 +67,7 @@ impl Nemesis {
             recorder,
             admin,
             cuts: std::sync::Mutex::new(BTreeMap::new()),
+            network: None,
         }
     }
 
@@ -159,6 +169,12 @@ impl Nemesis {
                 .collect()
         };
         for (node, cut) in changed {
+            if let Some(network) = &self.network {
+                if let Err(e) = network.cut(&node, &cut).await {
+                    tracing::warn!(%node, error = %e, "nemesis: could not change the cut links");
+                }
+                continue;
+            }
             let update = FaultsUpdate {
                 cut: Some(cut),
                 ..FaultsUpdate::default()
@@ -214,8 +230,15 @@ impl Nemesis {
         }
     }
 
-    /// Delays every message to and from `node` by `ms` (0 clears it).
+    /// Delays every message to and from `node` by `ms` (0 clears it); with a network, slows
+    /// the node's link instead.
     async fn slow(&self, node: &str, ms: u64) {
+        if let Some(network) = &self.network {
+            if let Err(e) = network.slow(node, ms).await {
+                tracing::warn!(%node, error = %e, "nemesis: could not change the link's speed");
+            }
+            return;
+        }
         let nodes = self.nodes().await;
         let others: BTreeMap<String, u64> = nodes
             .iter()
@@ -336,6 +359,12 @@ impl Nemesis {
         };
         for node in &nodes {
             self.set_faults(node, reset.clone()).await;
+            if let Some(network) = &self.network {
+                let healed = network.cut(node, &BTreeSet::new()).await;
+                if let Err(e) = healed.and(network.slow(node, 0).await) {
+                    tracing::warn!(%node, error = %e, "heal: could not clear the network's rules");
+                }
+            }
         }
         self.record("heal".into(), json!({ "restarted": dead }))?;
         if repair {

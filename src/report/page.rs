@@ -87,6 +87,23 @@ fn rates(workload: &Value, history: &[Op]) -> Value {
     }
 }
 
+/// Where the nodes ran and who played the network faults.
+fn network(run: &Value) -> Value {
+    let net = &run["network"];
+    if net.is_object() {
+        let nodes = net["nodes"].as_object().map_or(0, |n| n.len());
+        return Value::from(format!(
+            "netns: {nodes} network namespaces on bridge {} ({}); partitions played as nftables drop rules between them, slow links as {}",
+            plain(&net["bridge"]),
+            plain(&net["subnet"]),
+            plain(&net["slow_links"]),
+        ));
+    }
+    Value::from(
+        "loopback: partitions and slow links played by the nodes themselves (each drops or delays its own messages: /admin/faults)",
+    )
+}
+
 fn run_section(out: &mut String, run: Option<&RunRecord>, history: &[Op]) {
     let Some(run) = run.and_then(|r| serde_json::to_value(r).ok()) else {
         return;
@@ -105,6 +122,7 @@ fn run_section(out: &mut String, run: Option<&RunRecord>, history: &[Op]) {
         ("time limit (s)", workload["time_limit"].clone()),
         ("concurrency", workload["concurrency"].clone()),
         ("rate (ops/s)", rates(workload, history)),
+        ("network", network(&run)),
         ("faults", run["faults_note"].clone()),
         ("checker version", run["checker_version"].clone()),
     ];

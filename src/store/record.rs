@@ -3,6 +3,7 @@
 
 use super::folder::RunFolder;
 use super::json::write_json;
+use crate::cluster::netns::Topology;
 use crate::workload::Workload;
 use serde::{Deserialize, Deserializer, Serialize};
 use std::path::PathBuf;
@@ -48,6 +49,9 @@ pub struct RunRecord {
     /// Why the workload's faults were not played, when they were not.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub faults_note: Option<String>,
+    /// With `--net netns`: the namespaces, bridge and addresses the run made.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub network: Option<Topology>,
 }
 
 /// Why run.json could not be read.
@@ -85,6 +89,7 @@ impl RunRecord {
             cluster_started_empty: true,
             nodes: Vec::new(),
             faults_note: None,
+            network: None,
         }
     }
 

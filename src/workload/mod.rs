@@ -5,6 +5,7 @@ pub mod expect;
 mod generator;
 pub mod mix;
 pub mod nemesis;
+pub mod net;
 pub mod phases;
 pub mod seed;
 mod spec;

@@ -2,6 +2,7 @@
 
 use super::mix::{KeyDistribution, Mix, Pattern};
 use super::nemesis::NemesisSpec;
+use super::net::NetMode;
 use super::phases::Phases;
 use crate::api::invalid::{unless, Invalid};
 use crate::api::ClusterSettings;
@@ -151,6 +152,8 @@ pub struct Workload {
     pub nemesis: NemesisSpec,
     /// The cluster's settings (Cassandra's and RavenDB's knobs), passed to every node.
     pub cluster: ClusterSettings,
+    /// Where the nodes live and who plays network faults: `loopback` or `netns` (root).
+    pub net: NetMode,
     /// What a soak run may show and still pass the nightly.
     pub budget: super::budget::Budget,
     /// What the workload exists to show, and the seed that shows it; none for a user's own.
@@ -188,6 +191,7 @@ impl Default for Workload {
             phases: Phases::default(),
             nemesis: NemesisSpec::default(),
             cluster: ClusterSettings::default(),
+            net: NetMode::Loopback,
             budget: super::budget::Budget::default(),
             expect: None,
             absent_is_zero: false,
@@ -378,6 +382,16 @@ mod tests {
             .expect_err("ANY")
             .to_string();
         assert!(err.contains("ANY"), "{err}");
+    }
+
+    #[test]
+    fn the_network_mode_is_a_field_and_a_bad_one_is_named() {
+        let w = Workload::parse("net = \"netns\"\n", Path::new("w.toml")).expect("valid");
+        assert_eq!(w.net, NetMode::Netns);
+        let err = Workload::parse("net = \"docker\"\n", Path::new("w.toml"))
+            .expect_err("unknown mode")
+            .to_string();
+        assert!(err.contains("docker"), "{err}");
     }
 
     #[test]

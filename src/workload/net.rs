@@ -1,0 +1,62 @@
+//! Where a run's nodes live and who plays its network faults: on 127.0.0.1 with the nodes'
+//! own fault plane, or in network namespaces of the run's own with firewall rules.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::str::FromStr;
+
+/// How the bundled nodes are networked, and so who plays partitions and slow links.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum NetMode {
+    /// Every node on 127.0.0.1; each node drops or delays its own messages (`/admin/faults`).
+    #[default]
+    Loopback,
+    /// Each node in a network namespace of its own on a bridge the run creates; partitions
+    /// are nftables drop rules, slow links `tc` qdiscs. Needs root.
+    Netns,
+}
+
+impl NetMode {
+    /// The name used in workload files and on the command line.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            NetMode::Loopback => "loopback",
+            NetMode::Netns => "netns",
+        }
+    }
+}
+
+impl fmt::Display for NetMode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for NetMode {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "loopback" => Ok(NetMode::Loopback),
+            "netns" => Ok(NetMode::Netns),
+            _ => Err(format!(
+                "unknown network mode `{s}`: expected `loopback` or `netns`"
+            )),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn modes_parse_and_print_back_and_others_are_refused() {
+        for mode in [NetMode::Loopback, NetMode::Netns] {
+            assert_eq!(mode.as_str().parse::<NetMode>(), Ok(mode));
+        }
+        let err = "docker".parse::<NetMode>().expect_err("unknown");
+        assert!(err.contains("docker") && err.contains("netns"), "{err}");
+    }
+}
