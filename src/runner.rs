@@ -50,6 +50,14 @@ pub struct RunOutcome {
 
 /// Runs the plan end to end.
 pub async fn run(mut plan: RunPlan) -> anyhow::Result<RunOutcome> {
+    if plan.workload.net == NetMode::Netns {
+        // Before anything starts (`run`, `replay` and `soak` alike): say what is missing.
+        if !plan.targets.is_empty() {
+            let message = "--net netns puts the nodes this run starts in namespaces; a --target is someone else's service: drop one of them";
+            return Err(BadInput::Usage(message.into()).into());
+        }
+        crate::cluster::netns::check_available().map_err(|e| BadInput::Usage(e.to_string()))?;
+    }
     let reached = reach_targets(&mut plan).await?;
     let folder = RunFolder::create(&plan.results, &plan.workload.name).map_err(|e| {
         let message = format!("creating a run folder under {}", plan.results.display());

@@ -82,14 +82,6 @@ fn plan(args: RunArgs) -> anyhow::Result<RunPlan> {
     w.rate = args.rate.unwrap_or(w.rate);
     w.absent_is_zero |= args.absent_is_zero;
     w.net = args.net.unwrap_or(w.net);
-    if w.net == NetMode::Netns && !args.target.is_empty() {
-        let message = "--net netns puts the nodes this run starts in namespaces; a --target is someone else's service: drop one of them";
-        return Err(BadInput::Usage(message.into()).into());
-    }
-    if w.net == NetMode::Netns {
-        // Before anything starts: say what is missing.
-        crate::cluster::netns::check_available().map_err(|e| BadInput::Usage(e.to_string()))?;
-    }
     if !args.target.is_empty() {
         // The service is someone else's: its settings are its own business.
         w.nodes = args.target.len();

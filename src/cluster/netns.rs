@@ -2,19 +2,27 @@
 //! a veth link to a bridge in the host's namespace, on a /24 of 10.77.0.0/16 that no other
 //! interface uses. Partitions are nftables drop rules inside the nodes' namespaces (a set of
 //! cut peers per node, both ways), slow links `tc` qdiscs on both ends of a node's link
-//! (netem's delay where the kernel has it, else a `tbf` rate limit). Everything is named
-//! after the driver's process id, so that a run that was killed is cleaned up by the next.
+//! (netem's delay where the kernel has it, else a `tbf` rate limit).
+//!
+//! Every name starts with the run's tag, `ck<driver pid><two random letters>`. Making the
+//! bridge claims the tag (the kernel refuses a second link of that name), and the driver
+//! holds a lock on `/run/checker-netns/<tag>.lock` while the network lives: a later run
+//! removes the networks whose lock nobody holds (their driver was killed), and no other.
 
-use serde::{Deserialize, Serialize};
+use crate::workload::net::{NodePlace, Topology};
+use rand::Rng;
 use std::collections::{BTreeMap, BTreeSet};
+use std::fs::File;
 use std::net::Ipv4Addr;
+use std::path::PathBuf;
 use std::process::{Command, Stdio};
-use std::sync::atomic::{AtomicU32, Ordering};
 
 /// The rate a slow link is limited to where netem is missing.
 const SLOW_RATE: &str = "64kbit";
-/// Networks this process made so far: names stay unique when one process runs many.
-static MADE: AtomicU32 = AtomicU32::new(0);
+/// Where the drivers' locks live.
+const LOCKS: &str = "/run/checker-netns";
+/// Tags and subnets tried before giving up.
+const ATTEMPTS: usize = 16;
 
 /// Why the network could not be made or changed.
 #[derive(Debug, thiserror::Error)]
@@ -30,32 +38,14 @@ pub enum NetError {
         /// What it printed, or why it did not run.
         message: String,
     },
-}
-
-/// What run.json records of the network.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Topology {
-    /// The names' common prefix: `ck<driver pid><letter>`.
-    pub tag: String,
-    /// The bridge in the host's namespace.
-    pub bridge: String,
-    /// The bridge's subnet, such as `10.77.12.0/24`; the bridge holds `.1`.
-    pub subnet: String,
-    /// Each node's namespace and address, by node id.
-    pub nodes: BTreeMap<String, NodePlace>,
-    /// How slow links are played: `netem delay` or a `tbf` rate limit.
-    pub slow_links: String,
-}
-
-/// Where one node lives.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct NodePlace {
-    /// The network namespace.
-    pub namespace: String,
-    /// The node's address on the bridge.
-    pub addr: Ipv4Addr,
-    /// The host's end of the node's veth link.
-    pub veth: String,
+    /// The lock file could not be made.
+    #[error("{}: {source}", path.display())]
+    Lock {
+        /// The lock file.
+        path: PathBuf,
+        /// What the operating system said.
+        source: std::io::Error,
+    },
 }
 
 /// The namespaces, links and rules of one run; removed when dropped.
@@ -63,9 +53,12 @@ pub struct NodePlace {
 pub struct Network {
     topology: Topology,
     netem: bool,
+    /// Held while the network lives: a run that finds it free removes the network.
+    _lock: File,
 }
 
-/// Stops with a message naming what is missing when `--net netns` cannot work here.
+/// Stops with a message naming what is missing when `--net netns` cannot work here: root,
+/// the programs, and the right to make a namespace and a link (a container may deny it).
 pub fn check_available() -> Result<(), NetError> {
     if !nix::unistd::geteuid().is_root() {
         return Err(NetError::Unavailable(
@@ -74,7 +67,7 @@ pub fn check_available() -> Result<(), NetError> {
     }
     for (program, package) in [("ip", "iproute2"), ("nft", "nftables"), ("tc", "iproute2")] {
         let found = Command::new(program)
-            .arg("-V")
+            .arg(if program == "nft" { "--version" } else { "-V" })
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .status()
@@ -85,9 +78,17 @@ pub fn check_available() -> Result<(), NetError> {
             )));
         }
     }
-    let listed = run(&["ip", "netns", "list"]);
-    listed.map_err(|e| NetError::Unavailable(format!("network namespaces: {e}")))?;
-    Ok(())
+    // A probe's names match no tag, so no run ever takes them for a leftover.
+    let probe = format!("ckprobe{}", std::process::id());
+    let made = run(&["ip", "netns", "add", &probe])
+        .and_then(|_| run(&["ip", "link", "add", &probe, "type", "bridge"]));
+    let _ = run(&["ip", "link", "del", &probe]);
+    let _ = run(&["ip", "netns", "del", &probe]);
+    made.map_err(|e| {
+        NetError::Unavailable(format!(
+            "the right to make network namespaces and links, which this root lacks (a container without CAP_NET_ADMIN and CAP_SYS_ADMIN?): {e}"
+        ))
+    })
 }
 
 impl Network {
@@ -96,31 +97,31 @@ impl Network {
     pub fn create(ids: &[String]) -> Result<Network, NetError> {
         check_available()?;
         remove_leftovers();
-        let pid = std::process::id();
-        let letter = (b'a' + (MADE.fetch_add(1, Ordering::Relaxed) % 26) as u8) as char;
-        let tag = format!("ck{pid}{letter}");
-        let octet = free_octet(pid)?;
-        let mut topology = Topology {
-            bridge: format!("{tag}br"),
-            subnet: format!("10.77.{octet}.0/24"),
-            nodes: BTreeMap::new(),
-            slow_links: String::new(),
-            tag: tag.clone(),
+        let (tag, lock) = claim_tag()?;
+        let bridge = format!("{tag}br");
+        // From here on, the network is removed when dropped, also midway.
+        let mut network = Network {
+            topology: Topology {
+                tag: tag.clone(),
+                bridge: bridge.clone(),
+                subnet: String::new(),
+                nodes: BTreeMap::new(),
+                slow_links: String::new(),
+            },
+            netem: false,
+            _lock: lock,
         };
+        let octet = claim_subnet(&bridge)?;
+        network.topology.subnet = format!("10.77.{octet}.0/24");
         for (i, id) in ids.iter().enumerate() {
             let place = NodePlace {
                 namespace: format!("{tag}-{id}"),
                 addr: Ipv4Addr::new(10, 77, octet, i as u8 + 2),
                 veth: format!("{tag}v{}", i + 1),
             };
-            topology.nodes.insert(id.clone(), place);
+            network.topology.nodes.insert(id.clone(), place);
         }
-        // From here on, a failure removes what was made.
-        let mut network = Network {
-            topology,
-            netem: false,
-        };
-        network.build(octet)?;
+        network.build()?;
         network.netem = network.has_netem();
         network.topology.slow_links = match network.netem {
             true => "netem delay on both ends of the slow node's link".into(),
@@ -131,18 +132,8 @@ impl Network {
         Ok(network)
     }
 
-    fn build(&self, octet: u8) -> Result<(), NetError> {
+    fn build(&self) -> Result<(), NetError> {
         let t = &self.topology;
-        run(&["ip", "link", "add", &t.bridge, "type", "bridge"])?;
-        run(&[
-            "ip",
-            "addr",
-            "add",
-            &format!("10.77.{octet}.1/24"),
-            "dev",
-            &t.bridge,
-        ])?;
-        run(&["ip", "link", "set", &t.bridge, "up"])?;
         for place in t.nodes.values() {
             let (ns, veth) = (place.namespace.as_str(), place.veth.as_str());
             let inner = format!("{veth}p");
@@ -251,6 +242,7 @@ impl Network {
 impl Drop for Network {
     fn drop(&mut self) {
         remove(&self.topology.tag);
+        let _ = std::fs::remove_file(lock_path(&self.topology.tag));
     }
 }
 
@@ -283,36 +275,107 @@ fn remove(tag: &str) {
     }
 }
 
-/// Removes what runs whose driver is gone (killed, say) left behind.
+/// Removes the networks whose driver is gone (killed, say): those whose lock nobody holds.
 fn remove_leftovers() {
-    let mut tags = BTreeSet::new();
-    for name in namespaces().into_iter().chain(links()) {
-        if let Some((tag, pid)) = tag_of(&name) {
-            if !std::path::Path::new(&format!("/proc/{pid}")).exists() {
-                tags.insert(tag);
+    let tags: BTreeSet<String> = namespaces()
+        .into_iter()
+        .chain(links())
+        .filter_map(|name| tag_of(&name))
+        .collect();
+    for tag in tags {
+        let path = lock_path(&tag);
+        let Ok(file) = File::options().write(true).open(&path) else {
+            // No lock: not a network this machine's drivers made, or made in another /run.
+            continue;
+        };
+        if file.try_lock().is_ok() {
+            tracing::warn!(%tag, "removing the network namespaces and links a killed run left");
+            remove(&tag);
+            let _ = std::fs::remove_file(&path);
+        }
+    }
+}
+
+/// A new tag and its lock, held: the bridge named after it is made (so the tag is this
+/// run's alone) and left without an address.
+fn claim_tag() -> Result<(String, File), NetError> {
+    let dir = PathBuf::from(LOCKS);
+    std::fs::create_dir_all(&dir).map_err(|source| NetError::Lock {
+        path: dir.clone(),
+        source,
+    })?;
+    let mut rng = rand::thread_rng();
+    let mut last = None;
+    for _ in 0..ATTEMPTS {
+        let letters: String = (0..2).map(|_| rng.gen_range(b'a'..=b'z') as char).collect();
+        let tag = format!("ck{}{letters}", std::process::id());
+        let path = lock_path(&tag);
+        let file = File::options()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path);
+        let lock = file.map_err(|source| NetError::Lock {
+            path: path.clone(),
+            source,
+        })?;
+        if lock.try_lock().is_err() {
+            continue; // a live run's tag
+        }
+        match run(&["ip", "link", "add", &format!("{tag}br"), "type", "bridge"]) {
+            Ok(()) => return Ok((tag, lock)),
+            Err(e) => {
+                let _ = std::fs::remove_file(&path);
+                last = Some(e);
             }
         }
     }
-    for tag in tags {
-        tracing::warn!(%tag, "removing the network namespaces and links a killed run left");
-        remove(&tag);
-    }
+    Err(last.unwrap_or_else(|| NetError::Unavailable("a free name".into())))
 }
 
-/// The tag and the driver's pid in a name this module made: `ck<pid><letter>...`.
-pub fn tag_of(name: &str) -> Option<(String, u32)> {
+/// Gives `bridge` the first address of a /24 of 10.77.0.0/16 that no other interface
+/// uses, checked again once it holds it (another run may have picked the same); returns
+/// the third octet.
+fn claim_subnet(bridge: &str) -> Result<u8, NetError> {
+    let start = rand::thread_rng().gen_range(0..250u32);
+    for x in (0..250).map(|i| ((start + i) % 250 + 1) as u8) {
+        let prefix = format!("10.77.{x}.");
+        let used_by = |text: &str| {
+            text.lines()
+                .filter(|l| l.contains(&format!(" inet {prefix}")))
+                .filter_map(|l| l.split_whitespace().nth(1).map(str::to_string))
+                .collect::<Vec<_>>()
+        };
+        if !used_by(&run_output(&["ip", "-o", "-4", "addr", "show"])?).is_empty() {
+            continue;
+        }
+        let addr = format!("{prefix}1/24");
+        run(&["ip", "addr", "add", &addr, "dev", bridge])?;
+        let holders = used_by(&run_output(&["ip", "-o", "-4", "addr", "show"])?);
+        if holders.iter().all(|h| h == bridge) {
+            run(&["ip", "link", "set", bridge, "up"])?;
+            return Ok(x);
+        }
+        run(&["ip", "addr", "del", &addr, "dev", bridge])?;
+    }
+    Err(NetError::Unavailable("a free /24 in 10.77.0.0/16".into()))
+}
+
+fn lock_path(tag: &str) -> PathBuf {
+    PathBuf::from(LOCKS).join(format!("{tag}.lock"))
+}
+
+/// The tag in a name this module made: `ck<pid><two letters>...`.
+fn tag_of(name: &str) -> Option<String> {
     let rest = name.strip_prefix("ck")?;
     let digits = rest.chars().take_while(char::is_ascii_digit).count();
-    let letter = rest[digits..]
-        .chars()
-        .next()
-        .filter(char::is_ascii_lowercase)?;
-    let pid = rest[..digits].parse().ok()?;
-    Some((format!("ck{}{letter}", &rest[..digits]), pid))
+    let letters = rest.get(digits..digits + 2)?;
+    let ok = digits > 0 && letters.chars().all(|c| c.is_ascii_lowercase());
+    ok.then(|| format!("ck{}{letters}", &rest[..digits]))
 }
 
 /// The network namespaces, by name.
-pub fn namespaces() -> Vec<String> {
+fn namespaces() -> Vec<String> {
     let listed = run_output(&["ip", "netns", "list"]).unwrap_or_default();
     listed
         .lines()
@@ -322,23 +385,13 @@ pub fn namespaces() -> Vec<String> {
 }
 
 /// The links of the host's namespace, by name.
-pub fn links() -> Vec<String> {
+fn links() -> Vec<String> {
     let listed = run_output(&["ip", "-o", "link", "show"]).unwrap_or_default();
     listed
         .lines()
         .filter_map(|l| l.split(": ").nth(1))
         .map(|name| name.split('@').next().unwrap_or(name).to_string())
         .collect()
-}
-
-/// A third octet for 10.77.X.0/24 that no interface's address uses, starting from `pid`.
-fn free_octet(pid: u32) -> Result<u8, NetError> {
-    let used = run_output(&["ip", "-o", "-4", "addr", "show"])?;
-    let start = pid % 250;
-    (0..250)
-        .map(|i| ((start + i) % 250 + 1) as u8)
-        .find(|x| !used.contains(&format!("10.77.{x}.")))
-        .ok_or_else(|| NetError::Unavailable("a free /24 in 10.77.0.0/16".into()))
 }
 
 fn in_ns(ns: &str, args: &[&str]) -> Result<(), NetError> {
@@ -399,11 +452,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn tags_name_the_driver_that_made_them() {
-        assert_eq!(tag_of("ck1234a-n1"), Some(("ck1234a".into(), 1234)));
-        assert_eq!(tag_of("ck77bbr"), Some(("ck77b".into(), 77)));
-        assert_eq!(tag_of("ck1234"), None);
-        assert_eq!(tag_of("eth0"), None);
-        assert_eq!(tag_of("ckabc"), None);
+    fn every_name_a_network_makes_gives_back_its_tag_and_no_other_name_does() {
+        for name in ["ck1234ab-n1", "ck1234abbr", "ck1234abv12"] {
+            assert_eq!(tag_of(name).as_deref(), Some("ck1234ab"), "{name}");
+        }
+        for name in ["ck1234", "ck1234a", "eth0", "ckabc", "ckprobe77", "ck12A1"] {
+            assert_eq!(tag_of(name), None, "{name}");
+        }
     }
 }

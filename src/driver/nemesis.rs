@@ -28,8 +28,9 @@ pub struct Nemesis {
     targets: Vec<(String, String)>,
     recorder: Arc<Recorder>,
     admin: AdminClient,
-    /// The links each node has cut now, so that overlapping partitions add up.
-    cuts: std::sync::Mutex<BTreeMap<String, BTreeSet<String>>>,
+    /// The links each node has cut now, so that overlapping partitions add up; held while a
+    /// change is applied, so that the last change applied is the last made.
+    cuts: Mutex<BTreeMap<String, BTreeSet<String>>>,
     /// With `--net netns`: the network whose rules play partitions and slow links.
     network: Option<Arc<Network>>,
 }
@@ -49,7 +50,7 @@ impl Nemesis {
             targets: Vec::new(),
             recorder,
             admin,
-            cuts: std::sync::Mutex::new(BTreeMap::new()),
+            cuts: Mutex::new(BTreeMap::new()),
             network,
         }
     }
@@ -66,7 +67,7 @@ impl Nemesis {
             targets,
             recorder,
             admin,
-            cuts: std::sync::Mutex::new(BTreeMap::new()),
+            cuts: Mutex::new(BTreeMap::new()),
             network: None,
         }
     }
@@ -149,8 +150,8 @@ impl Nemesis {
     }
 
     async fn set_cuts(&self, cuts: &[(String, String)], add: bool) {
+        let mut all = self.cuts.lock().await;
         let changed: BTreeMap<String, BTreeSet<String>> = {
-            let mut all = self.cuts.lock().unwrap_or_else(|e| e.into_inner());
             let mut touched = BTreeSet::new();
             for (a, b) in cuts {
                 for (x, y) in [(a, b), (b, a)] {
@@ -350,7 +351,7 @@ impl Nemesis {
                 }
             }
         }
-        self.cuts.lock().unwrap_or_else(|e| e.into_inner()).clear();
+        self.cuts.lock().await.clear();
         let reset = FaultsUpdate {
             cut: Some(BTreeSet::new()),
             delay_ms: Some(BTreeMap::new()),

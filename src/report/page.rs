@@ -99,9 +99,16 @@ fn network(run: &Value) -> Value {
             plain(&net["slow_links"]),
         ));
     }
-    Value::from(
-        "loopback: partitions and slow links played by the nodes themselves (each drops or delays its own messages: /admin/faults)",
-    )
+    // A target's faults, if any, are its own fault plane's: `faults` says so.
+    let bundled = run["nodes"]
+        .as_array()
+        .is_some_and(|n| n.iter().any(|n| n["pid"].as_u64() > Some(0)));
+    match bundled {
+        true => Value::from(
+            "loopback: partitions and slow links played by the nodes themselves (each drops or delays its own messages: /admin/faults)",
+        ),
+        false => Value::Null,
+    }
 }
 
 fn run_section(out: &mut String, run: Option<&RunRecord>, history: &[Op]) {

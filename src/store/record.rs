@@ -3,7 +3,7 @@
 
 use super::folder::RunFolder;
 use super::json::write_json;
-use crate::cluster::netns::Topology;
+use crate::workload::net::Topology;
 use crate::workload::Workload;
 use serde::{Deserialize, Deserializer, Serialize};
 use std::path::PathBuf;

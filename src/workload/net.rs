@@ -2,7 +2,9 @@
 //! own fault plane, or in network namespaces of the run's own with firewall rules.
 
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use std::fmt;
+use std::net::Ipv4Addr;
 use std::str::FromStr;
 
 /// How the bundled nodes are networked, and so who plays partitions and slow links.
@@ -45,6 +47,32 @@ impl FromStr for NetMode {
             )),
         }
     }
+}
+
+/// What run.json records of a `--net netns` run's network.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Topology {
+    /// The names' common prefix: `ck<driver pid><two letters>`.
+    pub tag: String,
+    /// The bridge in the host's namespace.
+    pub bridge: String,
+    /// The bridge's subnet, such as `10.77.12.0/24`; the bridge holds `.1`.
+    pub subnet: String,
+    /// Each node's namespace and address, by node id.
+    pub nodes: BTreeMap<String, NodePlace>,
+    /// How slow links are played: `netem` delay or a `tbf` rate limit.
+    pub slow_links: String,
+}
+
+/// Where one node of a `--net netns` run lives.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NodePlace {
+    /// The network namespace.
+    pub namespace: String,
+    /// The node's address on the bridge.
+    pub addr: Ipv4Addr,
+    /// The host's end of the node's veth link.
+    pub veth: String,
 }
 
 #[cfg(test)]
