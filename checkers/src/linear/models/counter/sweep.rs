@@ -219,7 +219,7 @@ struct Scratch {
     order: Vec<(i64, bool, u64, u8)>,
     reach: Vec<(Sum, Sum)>,
     found: Vec<(u64, Sum)>,
-    /// For `closure`.
+    /// For `closure`: the configurations its calls reached at this event.
     known: FxHashSet<Config>,
     blocks: Vec<Config>,
 }
@@ -368,7 +368,8 @@ impl<'a> Sweep<'a> {
             true => c.applied & bit,
             false => c.done & bit,
         } != 0;
-        let ways = if settled {
+        // With no read left to do, no block can come first.
+        let ways = if settled || self.open_reads & !c.done == 0 {
             vec![c]
         } else {
             self.closure(c, bit, is_add)
@@ -427,11 +428,14 @@ impl<'a> Sweep<'a> {
     /// that fit its sum), at this instant, up to those where the op of slot `goal` (an add
     /// if `is_add`, else a read) is settled: later blocks can wait for its return.
     fn closure(&mut self, start: Config, goal: u64, is_add: bool) -> Vec<Config> {
-        let mut seen = vec![start];
         let mut known = std::mem::take(&mut self.scratch.known);
+        // A configuration another's closure reached at this event was explored already.
+        if !known.insert(start) {
+            self.scratch.known = known;
+            return Vec::new();
+        }
+        let mut seen = vec![start];
         let mut blocks = std::mem::take(&mut self.scratch.blocks);
-        known.clear();
-        known.insert(start);
         let mut i = 0;
         while i < seen.len() {
             let from = seen[i];

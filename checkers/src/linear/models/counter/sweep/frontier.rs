@@ -36,6 +36,7 @@ impl Sweep<'_> {
                 (self.guess.width, retreats) = (narrow, 0);
             }
             self.enter(event)?;
+            self.scratch.known.clear();
             next.clear();
             for c in std::mem::take(&mut self.frontier) {
                 self.step(c, event, &mut next);
