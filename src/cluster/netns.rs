@@ -15,7 +15,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fs::File;
 use std::net::Ipv4Addr;
 use std::path::PathBuf;
-use std::process::{Command, Stdio};
+use std::process::{Command, Output, Stdio};
 
 /// The rate a slow link is limited to where netem is missing.
 const SLOW_RATE: &str = "64kbit";
@@ -405,19 +405,23 @@ fn run(args: &[&str]) -> Result<(), NetError> {
 }
 
 fn run_output(args: &[&str]) -> Result<String, NetError> {
+    let output = Command::new(args[0])
+        .args(&args[1..])
+        .stdin(Stdio::null())
+        .output();
+    finished(args, output)
+}
+
+/// What a finished command printed, or why it failed, naming it.
+fn finished(args: &[&str], output: std::io::Result<Output>) -> Result<String, NetError> {
     let failed = |message: String| NetError::Command {
         command: args.join(" "),
         message,
     };
-    let output = Command::new(args[0])
-        .args(&args[1..])
-        .stdin(Stdio::null())
-        .output()
-        .map_err(|e| failed(e.to_string()))?;
+    let output = output.map_err(|e| failed(e.to_string()))?;
     if !output.status.success() {
-        return Err(failed(
-            String::from_utf8_lossy(&output.stderr).trim().to_string(),
-        ));
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        return Err(failed(stderr.trim().to_string()));
     }
     Ok(String::from_utf8_lossy(&output.stdout).into_owned())
 }
@@ -429,22 +433,12 @@ async fn in_ns_async(ns: &str, args: &[&str]) -> Result<(), NetError> {
 }
 
 async fn run_async(args: &[&str]) -> Result<(), NetError> {
-    let failed = |message: String| NetError::Command {
-        command: args.join(" "),
-        message,
-    };
     let output = tokio::process::Command::new(args[0])
         .args(&args[1..])
         .stdin(Stdio::null())
         .output()
-        .await
-        .map_err(|e| failed(e.to_string()))?;
-    match output.status.success() {
-        true => Ok(()),
-        false => Err(failed(
-            String::from_utf8_lossy(&output.stderr).trim().to_string(),
-        )),
-    }
+        .await;
+    finished(args, output).map(|_| ())
 }
 
 #[cfg(test)]
