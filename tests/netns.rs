@@ -26,21 +26,18 @@ fn netns_available() -> bool {
     made && ip(&["netns", "del", &probe])
 }
 
+/// Runs hot-counter in `mode` into `results`, with `more` flags.
+fn hot_counter(mode: &str, results: &Path, more: &[&str]) -> std::process::Output {
+    let results = results.to_str().expect("utf-8");
+    let mut args = vec!["run", "--workload", "hot-counter", "--net", mode];
+    args.extend(more);
+    args.extend(["--results", results]);
+    run(&args)
+}
+
 /// Runs hot-counter with seed 5 for 10 s in `mode`; its exit must be a verdict.
 fn run_mode(mode: &str, results: &Path) -> std::path::PathBuf {
-    let out = run(&[
-        "run",
-        "--workload",
-        "hot-counter",
-        "--net",
-        mode,
-        "--seed",
-        "5",
-        "--time-limit",
-        "10",
-        "--results",
-        results.to_str().expect("utf-8"),
-    ]);
+    let out = hot_counter(mode, results, &["--seed", "5", "--time-limit", "10"]);
     assert!(matches!(out.status.code(), Some(0 | 1)), "{mode}: {out:?}");
     only_run_folder(results)
 }
@@ -78,15 +75,7 @@ fn left_behind(tag: &str) -> Vec<String> {
 fn both_modes_play_the_partitions_and_netns_leaves_nothing_behind() {
     let results = tempfile::tempdir().expect("temp dir");
     if !netns_available() {
-        let out = run(&[
-            "run",
-            "--workload",
-            "hot-counter",
-            "--net",
-            "netns",
-            "--results",
-            results.path().to_str().expect("utf-8"),
-        ]);
+        let out = hot_counter("netns", results.path(), &[]);
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(254), "{stderr}");
         assert!(stderr.contains("needs root"), "{stderr}");
@@ -216,17 +205,7 @@ fn a_killed_drivers_network_is_removed_by_the_next_run() {
         "a killed driver cleans nothing"
     );
     let next = tempfile::tempdir().expect("temp dir");
-    let out = run(&[
-        "run",
-        "--workload",
-        "hot-counter",
-        "--net",
-        "netns",
-        "--time-limit",
-        "2",
-        "--results",
-        next.path().to_str().expect("utf-8"),
-    ]);
+    let out = hot_counter("netns", next.path(), &["--time-limit", "2"]);
     assert!(matches!(out.status.code(), Some(0 | 1)), "{out:?}");
     assert_eq!(left_behind(&tag), Vec::<String>::new());
 }

@@ -93,9 +93,8 @@ pub fn check_available() -> Result<(), NetError> {
 
 impl Network {
     /// Makes a namespace, link and address for each of `ids` on a new bridge, after removing
-    /// what runs that are gone left behind.
+    /// what runs that are gone left behind; [`check_available`] first says what is missing.
     pub fn create(ids: &[String]) -> Result<Network, NetError> {
-        check_available()?;
         remove_leftovers();
         let (tag, lock) = claim_tag()?;
         let bridge = format!("{tag}br");
@@ -395,9 +394,14 @@ fn links() -> Vec<String> {
 }
 
 fn in_ns(ns: &str, args: &[&str]) -> Result<(), NetError> {
+    run(&within(ns, args))
+}
+
+/// The command line that runs `args` inside namespace `ns`.
+fn within<'a>(ns: &'a str, args: &[&'a str]) -> Vec<&'a str> {
     let mut all = vec!["ip", "netns", "exec", ns];
     all.extend(args);
-    run(&all)
+    all
 }
 
 fn run(args: &[&str]) -> Result<(), NetError> {
@@ -427,9 +431,7 @@ fn finished(args: &[&str], output: std::io::Result<Output>) -> Result<String, Ne
 }
 
 async fn in_ns_async(ns: &str, args: &[&str]) -> Result<(), NetError> {
-    let mut all = vec!["ip", "netns", "exec", ns];
-    all.extend(args);
-    run_async(&all).await
+    run_async(&within(ns, args)).await
 }
 
 async fn run_async(args: &[&str]) -> Result<(), NetError> {

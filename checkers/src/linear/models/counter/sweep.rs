@@ -548,16 +548,7 @@ impl<'a> Sweep<'a> {
 
     /// The reads among `reads` that returned what open read `r` returned.
     fn returned_alike(&self, r: usize, reads: u64) -> u64 {
-        let mut alike = 0;
-        let mut open = reads;
-        while open != 0 {
-            let other = open.trailing_zeros() as usize;
-            open &= open - 1;
-            if self.read_value[other] == self.read_value[r] {
-                alike |= 1 << other;
-            }
-        }
-        alike
+        self.reads_where(reads, |returned| returned == self.read_value[r])
     }
 
     /// Marks done every open read that fits the sum.
@@ -567,16 +558,21 @@ impl<'a> Sweep<'a> {
 
     /// The open reads among `reads` that the sum `value` fits.
     fn fitting(&self, value: State, reads: u64) -> u64 {
-        let mut fit = 0;
+        self.reads_where(reads, |returned| self.reading.fits(value, returned))
+    }
+
+    /// The open reads among `reads` whose returned value `keep` keeps.
+    fn reads_where(&self, reads: u64, keep: impl Fn(Count) -> bool) -> u64 {
+        let mut kept = 0;
         let mut open = reads;
         while open != 0 {
             let r = open.trailing_zeros() as usize;
             open &= open - 1;
-            if self.reading.fits(value, self.read_value[r]) {
-                fit |= 1 << r;
+            if keep(self.read_value[r]) {
+                kept |= 1 << r;
             }
         }
-        fit
+        kept
     }
 }
 
