@@ -180,32 +180,41 @@ fn no_two_source_files_import_each_other_in_either_crate() {
 
 #[test]
 fn no_room_imports_a_room_after_it() {
-    let rules: [(&str, &[&str]); 5] = [
+    let rules: [(&str, &[&str]); 6] = [
         (
             "report",
             &[
-                "soak", "runner", "check", "driver", "cluster", "node", "cli",
+                "soak", "runner", "check", "driver", "cluster", "node", "cli", "sim", "hunt",
             ],
         ),
         (
             "node",
             &[
                 "driver", "report", "workload", "soak", "cluster", "cli", "runner", "check",
-                "store",
+                "store", "sim", "hunt",
             ],
         ),
         (
             "workload",
-            &["node", "driver", "cluster", "report", "soak", "cli"],
+            &[
+                "node", "driver", "cluster", "report", "soak", "cli", "sim", "hunt",
+            ],
+        ),
+        // The simulated cluster stands where the node processes do: beside the driver.
+        (
+            "sim",
+            &["report", "soak", "cli", "runner", "check", "hunt", "store"],
         ),
         (
             "driver",
-            &["node", "report", "soak", "cli", "runner", "check"],
+            &[
+                "node", "report", "soak", "cli", "runner", "check", "sim", "hunt",
+            ],
         ),
         (
             "api",
             &[
-                "node", "driver", "workload", "cluster", "report", "soak", "cli",
+                "node", "driver", "workload", "cluster", "report", "soak", "cli", "sim", "hunt",
             ],
         ),
     ];

@@ -4,7 +4,7 @@
 use crate::process::{eventually, is_live_node};
 use checker::api::ClusterSettings;
 use checker::cluster::Cluster;
-use checker::driver::{Nemesis, Recorder};
+use checker::driver::{Nemesis, Processes, Recorder};
 use checker::workload::nemesis::{Action, FaultKind, PlannedFault};
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
@@ -13,7 +13,7 @@ use tokio::sync::Mutex;
 
 struct Rig {
     cluster: Arc<Mutex<Cluster>>,
-    nemesis: Arc<Nemesis>,
+    nemesis: Arc<Nemesis<Processes>>,
     http: reqwest::Client,
     dir: tempfile::TempDir,
 }
@@ -33,7 +33,8 @@ async fn rig() -> Rig {
     let headers = checker::api::secret::headers(Some(cluster.secret()));
     let cluster = Arc::new(Mutex::new(cluster));
     let recorder = Arc::new(Recorder::create(&dir.path().join("history.jsonl")).expect("history"));
-    let nemesis = Arc::new(Nemesis::new(cluster.clone(), None, admin, recorder));
+    let plane = Arc::new(Processes::new(cluster.clone(), None, admin));
+    let nemesis = Arc::new(Nemesis::new(plane, recorder));
     let http = reqwest::Client::builder()
         .default_headers(headers)
         .timeout(Duration::from_millis(400))

@@ -15,6 +15,7 @@ mod replay;
 mod run_command;
 mod scenarios;
 mod semantics_doc;
+mod sim;
 mod soak_workflow;
 mod target_runs;
 mod workloads;

@@ -2,7 +2,7 @@
 //! answered with the node's body or a [`CallError`] that says whether the request may have
 //! reached the node.
 
-use super::bodies::{AddRequest, AddResponse, ErrorBody, ReadResponse, ScanResponse};
+use super::bodies::{AddRequest, ErrorBody, ReadResponse};
 use super::consistency::ConsistencyLevel;
 use super::key::CounterKey;
 use super::scope::DeleteScope;
@@ -49,23 +49,28 @@ pub fn url(addr: &str, segments: &[&str]) -> reqwest::Url {
 
 /// Sends a request and reads its JSON answer.
 pub async fn call<T: DeserializeOwned>(request: reqwest::RequestBuilder) -> Result<T, CallError> {
+    let (status, body) = raw(request).await?;
+    answer(status, &body)
+}
+
+/// Sends a request and reads its status and body.
+async fn raw(request: reqwest::RequestBuilder) -> Result<(u16, Vec<u8>), CallError> {
     let response = request.send().await.map_err(|e| transport_error(&e))?;
-    let status = response.status();
-    if !status.is_success() {
-        let code = response
-            .json::<ErrorBody>()
-            .await
+    let status = response.status().as_u16();
+    let body = response.bytes().await.map_err(|e| transport_error(&e))?;
+    Ok((status, body.to_vec()))
+}
+
+/// What a node's answer with `status` and `body` means: the JSON the API promises for a
+/// 2xx, else the error body's code.
+pub fn answer<T: DeserializeOwned>(status: u16, body: &[u8]) -> Result<T, CallError> {
+    if !(200..300).contains(&status) {
+        let code = serde_json::from_slice::<ErrorBody>(body)
             .map(|b| b.error)
-            .unwrap_or_else(|_| format!("http_{}", status.as_u16()));
-        return Err(CallError::Status {
-            status: status.as_u16(),
-            code,
-        });
+            .unwrap_or_else(|_| format!("http_{status}"));
+        return Err(CallError::Status { status, code });
     }
-    response
-        .json::<T>()
-        .await
-        .map_err(|e| CallError::BadAnswer(e.to_string()))
+    serde_json::from_slice(body).map_err(|e| CallError::BadAnswer(e.to_string()))
 }
 
 fn transport_error(error: &reqwest::Error) -> CallError {
@@ -110,38 +115,20 @@ impl DataClient {
         DataClient { http }
     }
 
-    fn counter_url(addr: &str, key: &CounterKey, cl: Option<ConsistencyLevel>) -> reqwest::Url {
-        let mut url = url(addr, &["v1", "counters", &key.partition, &key.cell]);
-        if let Some(cl) = cl {
-            url.query_pairs_mut().append_pair("cl", cl.as_str());
+    fn send(&self, addr: &str, call: &DataCall) -> reqwest::RequestBuilder {
+        let (method, url, body) = call.request(addr);
+        let request = self.http.request(method, url);
+        match body {
+            Some(body) => request
+                .header(reqwest::header::CONTENT_TYPE, "application/json")
+                .body(body),
+            None => request,
         }
-        url
     }
 
-    fn partition_url(addr: &str, partition: &str, cl: ConsistencyLevel) -> reqwest::Url {
-        let mut url = url(addr, &["v1", "counters", partition]);
-        url.query_pairs_mut().append_pair("cl", cl.as_str());
-        url
-    }
-
-    /// `POST /v1/counters/{partition}/{cell}`: adds `delta`.
-    pub async fn add(
-        &self,
-        addr: &str,
-        key: &CounterKey,
-        delta: i64,
-        cl: ConsistencyLevel,
-    ) -> Result<AddResponse, CallError> {
-        let body = AddRequest {
-            delta,
-            cl: Some(cl),
-        };
-        call(
-            self.http
-                .post(Self::counter_url(addr, key, None))
-                .json(&body),
-        )
-        .await
+    /// Sends `call` to node `addr`: its status and body, or why none came.
+    pub async fn raw(&self, addr: &str, call: &DataCall) -> Result<(u16, Vec<u8>), CallError> {
+        raw(self.send(addr, call)).await
     }
 
     /// `GET /v1/counters/{partition}/{cell}`: reads a counter.
@@ -151,37 +138,91 @@ impl DataClient {
         key: &CounterKey,
         cl: ConsistencyLevel,
     ) -> Result<ReadResponse, CallError> {
-        call(self.http.get(Self::counter_url(addr, key, Some(cl)))).await
-    }
-
-    /// `DELETE`: the counter's row or column, or its whole partition.
-    pub async fn delete(
-        &self,
-        addr: &str,
-        key: &CounterKey,
-        scope: DeleteScope,
-        cl: ConsistencyLevel,
-    ) -> Result<AddResponse, CallError> {
-        let url = match scope {
-            DeleteScope::Partition => Self::partition_url(addr, &key.partition, cl),
-            DeleteScope::Row => Self::counter_url(addr, key, Some(cl)),
-            DeleteScope::Column => {
-                let mut url = Self::counter_url(addr, key, Some(cl));
-                url.query_pairs_mut().append_pair("scope", scope.as_str());
-                url
-            }
+        let read = DataCall::Read {
+            key: key.clone(),
+            cl,
         };
-        call(self.http.delete(url)).await
+        call(self.send(addr, &read)).await
     }
+}
 
-    /// `GET /v1/counters/{partition}`: every counter of a partition.
-    pub async fn scan(
-        &self,
-        addr: &str,
-        partition: &str,
+/// One request of the data plane, as docs/node-api.md defines it.
+#[derive(Debug, Clone)]
+pub enum DataCall {
+    /// `POST /v1/counters/{partition}/{cell}`: add `delta`.
+    Add {
+        /// The counter.
+        key: CounterKey,
+        /// What to add.
+        delta: i64,
+        /// The consistency level.
         cl: ConsistencyLevel,
-    ) -> Result<ScanResponse, CallError> {
-        call(self.http.get(Self::partition_url(addr, partition, cl))).await
+    },
+    /// `GET /v1/counters/{partition}/{cell}`: read a counter.
+    Read {
+        /// The counter.
+        key: CounterKey,
+        /// The consistency level.
+        cl: ConsistencyLevel,
+    },
+    /// `DELETE`: a counter's row or column, or its whole partition.
+    Delete {
+        /// The counter (its partition, for a partition delete).
+        key: CounterKey,
+        /// What the delete covers.
+        scope: DeleteScope,
+        /// The consistency level.
+        cl: ConsistencyLevel,
+    },
+    /// `GET /v1/counters/{partition}`: every counter of a partition.
+    Scan {
+        /// The partition.
+        partition: String,
+        /// The consistency level.
+        cl: ConsistencyLevel,
+    },
+}
+
+impl DataCall {
+    /// The request to node `addr`: its method, URL and JSON body.
+    pub fn request(&self, addr: &str) -> (reqwest::Method, reqwest::Url, Option<Vec<u8>>) {
+        use reqwest::Method;
+        let counter = |key: &CounterKey, cl: Option<ConsistencyLevel>| {
+            let mut url = url(addr, &["v1", "counters", &key.partition, &key.cell]);
+            if let Some(cl) = cl {
+                url.query_pairs_mut().append_pair("cl", cl.as_str());
+            }
+            url
+        };
+        let partition = |partition: &str, cl: ConsistencyLevel| {
+            let mut url = url(addr, &["v1", "counters", partition]);
+            url.query_pairs_mut().append_pair("cl", cl.as_str());
+            url
+        };
+        match self {
+            DataCall::Add { key, delta, cl } => {
+                let body = AddRequest {
+                    delta: *delta,
+                    cl: Some(*cl),
+                };
+                let body = serde_json::to_vec(&body).unwrap_or_default();
+                (Method::POST, counter(key, None), Some(body))
+            }
+            DataCall::Read { key, cl } => (Method::GET, counter(key, Some(*cl)), None),
+            DataCall::Delete { key, scope, cl } => {
+                let url = match scope {
+                    DeleteScope::Partition => partition(&key.partition, *cl),
+                    DeleteScope::Row => counter(key, Some(*cl)),
+                    DeleteScope::Column => {
+                        let mut url = counter(key, Some(*cl));
+                        url.query_pairs_mut().append_pair("scope", scope.as_str());
+                        url
+                    }
+                };
+                (Method::DELETE, url, None)
+            }
+            DataCall::Scan { partition: p, cl } => (Method::GET, partition(p, *cl), None),
+        }
     }
 }
 
@@ -192,7 +233,8 @@ mod tests {
     #[test]
     fn urls_percent_encode_each_segment_and_name_the_level() {
         let key = CounterKey::new("a b", "c?d").expect("a key");
-        let u = DataClient::counter_url("127.0.0.1:9", &key, Some(ConsistencyLevel::All));
+        let cl = ConsistencyLevel::All;
+        let (_, u, _) = DataCall::Read { key, cl }.request("127.0.0.1:9");
         assert_eq!(
             u.as_str(),
             "http://127.0.0.1:9/v1/counters/a%20b/c%3Fd?cl=ALL"
@@ -206,10 +248,9 @@ mod tests {
         drop(listener);
         let key = CounterKey::new("p", "c").expect("a key");
         let client = DataClient::new(Duration::from_secs(1));
-        let err = client
-            .add(&addr, &key, 1, ConsistencyLevel::One)
-            .await
-            .expect_err("nothing listens");
+        let cl = ConsistencyLevel::One;
+        let add = DataCall::Add { key, delta: 1, cl };
+        let err = client.raw(&addr, &add).await.expect_err("nothing listens");
         assert_eq!(
             err,
             CallError::NotSent {

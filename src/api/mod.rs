@@ -16,7 +16,7 @@ pub mod settings;
 pub use admin::{Faults, FaultsUpdate, Health, Listening, PeerList};
 pub use admin_client::AdminClient;
 pub use bodies::{Ack, AddRequest, AddResponse, ClQuery, ErrorBody, ReadResponse, ScanResponse};
-pub use client::{CallError, DataClient, IDLE_POOL_TIMEOUT};
+pub use client::{CallError, DataCall, DataClient, IDLE_POOL_TIMEOUT};
 pub use consistency::ConsistencyLevel;
 pub use invalid::Invalid;
 pub use key::{CounterKey, KeyError};

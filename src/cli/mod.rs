@@ -2,12 +2,14 @@
 //! of commands; `dispatch` runs the command and returns what it ended in.
 
 mod check;
+mod hunt;
 mod node;
 mod report;
 mod run;
 mod soak;
 
 pub use check::{CheckArgs, ExportArgs, ExportFormat, LinArgs};
+pub use hunt::HuntArgs;
 pub use node::NodeArgs;
 pub use report::{ReportArgs, ServeArgs};
 pub use run::{ReplayArgs, RunArgs};
@@ -49,6 +51,8 @@ pub enum Command {
     Soak(SoakArgs),
     /// Run a run folder's workload again, with its seed and configuration.
     Replay(ReplayArgs),
+    /// Run a workload in simulation under many seeds; list the seeds that broke the budget.
+    Hunt(HuntArgs),
 }
 
 /// What a command ended in: a verdict, or nothing to judge (a listing, a node that stopped).
@@ -65,7 +69,11 @@ pub enum Done {
 pub async fn dispatch(command: Command) -> anyhow::Result<Done> {
     if matches!(
         command,
-        Command::Run(_) | Command::Replay(_) | Command::Soak(_) | Command::Serve(_)
+        Command::Run(_)
+            | Command::Replay(_)
+            | Command::Soak(_)
+            | Command::Serve(_)
+            | Command::Hunt(_)
     ) {
         crate::shutdown::listen().context("listening for SIGINT, SIGTERM and SIGHUP")?;
     }
@@ -82,6 +90,7 @@ pub async fn dispatch(command: Command) -> anyhow::Result<Done> {
         Command::Report(args) => report::report(args).map(|()| Done::NoVerdict),
         Command::Serve(args) => report::serve(args).await.map(|()| Done::NoVerdict),
         Command::Soak(args) => soak::soak(args).await,
+        Command::Hunt(args) => hunt::hunt(args).await,
         Command::Node(args) => node::node(args).await.map(|()| Done::NoVerdict),
     }
 }

@@ -251,7 +251,7 @@ pub fn node_ids(count: usize) -> Vec<String> {
 }
 
 /// The seed of node `id`'s random choices, from the run's seed.
-fn node_seed(seed: u64, id: &str) -> u64 {
+pub fn node_seed(seed: u64, id: &str) -> u64 {
     id.bytes().fold(seed ^ 0x9E37_79B9_7F4A_7C15, |h, b| {
         (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01B3)
     })

@@ -1,7 +1,10 @@
 //! The driver's view of a counter service: a small trait, and its HTTP implementation.
 
-use crate::api::{CallError, ConsistencyLevel, CounterKey, DataClient, DeleteScope};
+use crate::api::client::answer;
+use crate::api::{AddResponse, ReadResponse, ScanResponse};
+use crate::api::{CallError, ConsistencyLevel, CounterKey, DataCall, DataClient, DeleteScope};
 use checkers::OpType;
+use serde::de::DeserializeOwned;
 use serde_json::Value;
 use std::future::Future;
 use std::time::Duration;
@@ -91,6 +94,31 @@ impl HttpClient {
     }
 }
 
+/// What the answer to `call` means in the history's terms: `raw` is the node's status and
+/// body, or why none came.
+pub fn outcome_of(call: &DataCall, raw: Result<(u16, Vec<u8>), CallError>) -> Outcome {
+    fn decoded<T: DeserializeOwned>(
+        raw: Result<(u16, Vec<u8>), CallError>,
+    ) -> Result<T, CallError> {
+        raw.and_then(|(status, body)| answer(status, &body))
+    }
+    match call {
+        DataCall::Add { delta, .. } => outcome(decoded::<AddResponse>(raw), true, |a| {
+            ok(Value::from(*delta), a.node, None)
+        }),
+        DataCall::Read { .. } => outcome(decoded::<ReadResponse>(raw), false, |r| {
+            let value = r.value.map(Value::from).unwrap_or(Value::Null);
+            ok(value, r.node, Some(r.tombstones))
+        }),
+        DataCall::Delete { .. } => outcome(decoded::<AddResponse>(raw), true, |a| {
+            ok(Value::Null, a.node, None)
+        }),
+        DataCall::Scan { .. } => outcome(decoded::<ScanResponse>(raw), false, |r| {
+            ok(serde_json::json!(r.cells), r.node, Some(r.tombstones))
+        }),
+    }
+}
+
 /// A call's answer in the history's terms: `may_apply` says whether a request that got no
 /// usable answer may still have taken effect (writes) or certainly did not (reads).
 fn outcome<T>(
@@ -131,6 +159,12 @@ fn ok(value: Value, node: String, tombstones: Option<u64>) -> Outcome {
     }
 }
 
+impl HttpClient {
+    async fn call(&self, node: usize, call: DataCall) -> Outcome {
+        outcome_of(&call, self.data.raw(self.addr(node), &call).await)
+    }
+}
+
 impl CounterClient for HttpClient {
     async fn add(
         &self,
@@ -139,16 +173,13 @@ impl CounterClient for HttpClient {
         delta: i64,
         cl: ConsistencyLevel,
     ) -> Outcome {
-        let answer = self.data.add(self.addr(node), key, delta, cl).await;
-        outcome(answer, true, |a| ok(Value::from(delta), a.node, None))
+        let key = key.clone();
+        self.call(node, DataCall::Add { key, delta, cl }).await
     }
 
     async fn read(&self, node: usize, key: &CounterKey, cl: ConsistencyLevel) -> Outcome {
-        let answer = self.data.read(self.addr(node), key, cl).await;
-        outcome(answer, false, |r| {
-            let value = r.value.map(Value::from).unwrap_or(Value::Null);
-            ok(value, r.node, Some(r.tombstones))
-        })
+        let key = key.clone();
+        self.call(node, DataCall::Read { key, cl }).await
     }
 
     async fn delete(
@@ -158,14 +189,12 @@ impl CounterClient for HttpClient {
         scope: DeleteScope,
         cl: ConsistencyLevel,
     ) -> Outcome {
-        let answer = self.data.delete(self.addr(node), key, scope, cl).await;
-        outcome(answer, true, |a| ok(Value::Null, a.node, None))
+        let key = key.clone();
+        self.call(node, DataCall::Delete { key, scope, cl }).await
     }
 
     async fn scan(&self, node: usize, partition: &str, cl: ConsistencyLevel) -> Outcome {
-        let answer = self.data.scan(self.addr(node), partition, cl).await;
-        outcome(answer, false, |r| {
-            ok(serde_json::json!(r.cells), r.node, Some(r.tombstones))
-        })
+        let partition = partition.to_string();
+        self.call(node, DataCall::Scan { partition, cl }).await
     }
 }

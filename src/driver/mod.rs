@@ -4,13 +4,15 @@
 mod client;
 mod nemesis;
 mod pacer;
+pub mod plane;
 mod progress;
 mod recorder;
 pub mod sequences;
 pub mod target;
 
-pub use client::{CounterClient, HttpClient, Outcome};
+pub use client::{outcome_of, CounterClient, HttpClient, Outcome};
 pub use nemesis::Nemesis;
+pub use plane::{Plane, Processes};
 pub use progress::Progress;
 pub use recorder::{Recorder, Tally};
 

@@ -6,7 +6,7 @@ use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
-use std::time::Instant;
+use tokio::time::Instant;
 
 /// Completed client ops so far, by outcome, for the progress display.
 #[derive(Debug, Default)]

@@ -102,6 +102,7 @@ pub async fn run(plan: SoakPlan) -> anyhow::Result<SoakOutcome> {
             panic_after_start: false,
             targets: Vec::new(),
             keys_as_is: false,
+            sim: false,
         };
         let run_started = Instant::now();
         let outcome = runner::run(plan)

@@ -102,8 +102,10 @@ impl RunSummary {
             figures,
             replay: format!("checker replay {}", outcome.dir.display()),
             rerun: format!(
-                "checker run --workload {} --seed {seed} --time-limit {}",
-                w.name, w.time_limit
+                "checker run --workload {}{} --seed {seed} --time-limit {}",
+                w.name,
+                if outcome.sim { " --sim" } else { "" },
+                w.time_limit
             ),
         }
     }
@@ -172,47 +174,9 @@ impl SoakSummary {
         std::fs::write(&path, xml).with_context(|| format!("writing {}", path.display()))
     }
 
-    /// One JUnit case per run and checker; a failure carries the figures, the seed and the
-    /// commands that replay the run.
+    /// One JUnit case per run and checker, and one for a soak a signal cut short.
     fn junit_cases(&self) -> Vec<Case> {
-        let mut cases = Vec::new();
-        for (i, run) in self.runs.iter().enumerate() {
-            let mut by_checker: BTreeMap<&str, Vec<&Check>> = BTreeMap::new();
-            for check in &run.checks {
-                by_checker
-                    .entry(check.checker.as_str())
-                    .or_default()
-                    .push(check);
-            }
-            for (checker, checks) in by_checker {
-                let failed: Vec<String> = (checks.iter().filter(|c| !c.within))
-                    .map(|c| format!("{} {:.4} over the budget {}", c.figure, c.value, c.limit))
-                    .collect();
-                let failure = (!failed.is_empty()).then(|| {
-                    let detail = format!(
-                        "{}\nfigures: {}\nseed: {}\nreplay: {}\nor: {}\nrun folder: {}{}",
-                        failed.join("\n"),
-                        serde_json::to_string(&run.figures).unwrap_or_default(),
-                        run.seed,
-                        run.replay,
-                        run.rerun,
-                        run.folder,
-                        if run.pruned { " (pruned)" } else { "" },
-                    );
-                    (failed.join("; "), detail)
-                });
-                cases.push(Case {
-                    class: run.workload.clone(),
-                    name: format!("run {} (seed {}): {checker}", i + 1, run.seed),
-                    time_s: if run.elapsed_s > 0.0 {
-                        run.elapsed_s
-                    } else {
-                        run.time_limit
-                    },
-                    failure,
-                });
-            }
-        }
+        let mut cases = junit_cases(&self.runs);
         if self.interrupted {
             let message = format!(
                 "the soak was stopped by a signal after {} runs, before its {} were up",
@@ -291,4 +255,48 @@ impl SoakSummary {
         );
         out
     }
+}
+
+/// One JUnit case per run and checker; a failure carries the figures, the seed and the
+/// commands that replay the run.
+pub fn junit_cases(runs: &[RunSummary]) -> Vec<Case> {
+    let mut cases = Vec::new();
+    for (i, run) in runs.iter().enumerate() {
+        let mut by_checker: BTreeMap<&str, Vec<&Check>> = BTreeMap::new();
+        for check in &run.checks {
+            by_checker
+                .entry(check.checker.as_str())
+                .or_default()
+                .push(check);
+        }
+        for (checker, checks) in by_checker {
+            let failed: Vec<String> = (checks.iter().filter(|c| !c.within))
+                .map(|c| format!("{} {:.4} over the budget {}", c.figure, c.value, c.limit))
+                .collect();
+            let failure = (!failed.is_empty()).then(|| {
+                let detail = format!(
+                    "{}\nfigures: {}\nseed: {}\nreplay: {}\nor: {}\nrun folder: {}{}",
+                    failed.join("\n"),
+                    serde_json::to_string(&run.figures).unwrap_or_default(),
+                    run.seed,
+                    run.replay,
+                    run.rerun,
+                    run.folder,
+                    if run.pruned { " (pruned)" } else { "" },
+                );
+                (failed.join("; "), detail)
+            });
+            cases.push(Case {
+                class: run.workload.clone(),
+                name: format!("run {} (seed {}): {checker}", i + 1, run.seed),
+                time_s: if run.elapsed_s > 0.0 {
+                    run.elapsed_s
+                } else {
+                    run.time_limit
+                },
+                failure,
+            });
+        }
+    }
+    cases
 }

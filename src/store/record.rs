@@ -49,6 +49,10 @@ pub struct RunRecord {
     /// Why the workload's faults were not played, when they were not.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub faults_note: Option<String>,
+    /// The cluster ran in this process on a simulated network and clock (`--sim`): the
+    /// seed replays the history byte for byte, and its times are simulated time.
+    #[serde(default)]
+    pub sim: bool,
     /// With `--net netns`: the namespaces, bridge and addresses the run made.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub network: Option<Topology>,
@@ -89,6 +93,7 @@ impl RunRecord {
             cluster_started_empty: true,
             nodes: Vec::new(),
             faults_note: None,
+            sim: false,
             network: None,
         }
     }

@@ -1,6 +1,8 @@
 //! Where a run's nodes live and who plays its network faults: on 127.0.0.1 with the nodes'
 //! own fault plane, or in network namespaces of the run's own with firewall rules.
 
+use crate::api::invalid::unless;
+use crate::api::Invalid;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt;
@@ -49,6 +51,52 @@ impl FromStr for NetMode {
     }
 }
 
+/// The simulated network of `--sim` runs (the `[sim]` table): how long a message takes
+/// each way, drawn uniformly, so that messages overtake one another; and how often a
+/// message between nodes arrives twice.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SimNetwork {
+    /// The shortest one-way delay, ms.
+    pub min_delay_ms: f64,
+    /// The longest one-way delay, ms.
+    pub max_delay_ms: f64,
+    /// The share of node-to-node messages delivered a second time (0 to 1).
+    pub duplicate: f64,
+}
+
+impl Default for SimNetwork {
+    fn default() -> Self {
+        SimNetwork {
+            min_delay_ms: 0.1,
+            max_delay_ms: 2.0,
+            duplicate: 0.0,
+        }
+    }
+}
+
+impl SimNetwork {
+    /// Checks the values, naming the field.
+    pub fn validate(&self) -> Result<(), Invalid> {
+        let delay = |ms: f64| (0.0..=10_000.0).contains(&ms);
+        unless(
+            !delay(self.min_delay_ms),
+            "sim.min_delay_ms",
+            "must be between 0 and 10000",
+        )?;
+        unless(
+            !delay(self.max_delay_ms) || self.max_delay_ms < self.min_delay_ms,
+            "sim.max_delay_ms",
+            "must be between sim.min_delay_ms and 10000",
+        )?;
+        unless(
+            !(0.0..=1.0).contains(&self.duplicate),
+            "sim.duplicate",
+            "must be between 0 and 1",
+        )
+    }
+}
+
 /// What run.json records of a `--net netns` run's network.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Topology {
@@ -86,5 +134,24 @@ mod tests {
         }
         let err = "docker".parse::<NetMode>().expect_err("unknown");
         assert!(err.contains("docker") && err.contains("netns"), "{err}");
+    }
+
+    #[test]
+    fn a_simulated_network_takes_sensible_delays_and_shares_only() {
+        assert_eq!(SimNetwork::default().validate(), Ok(()));
+        let bad = [
+            (-1.0, 2.0, 0.0, "sim.min_delay_ms"),
+            (3.0, 2.0, 0.0, "sim.max_delay_ms"),
+            (0.0, f64::NAN, 0.0, "sim.max_delay_ms"),
+            (0.0, 2.0, 1.5, "sim.duplicate"),
+        ];
+        for (min, max, duplicate, field) in bad {
+            let sim = SimNetwork {
+                min_delay_ms: min,
+                max_delay_ms: max,
+                duplicate,
+            };
+            assert_eq!(sim.validate().map_err(|e| e.field), Err(field));
+        }
     }
 }

@@ -2,7 +2,7 @@
 
 use super::mix::{KeyDistribution, Mix, Pattern};
 use super::nemesis::NemesisSpec;
-use super::net::NetMode;
+use super::net::{NetMode, SimNetwork};
 use super::phases::Phases;
 use crate::api::invalid::{unless, Invalid};
 use crate::api::ClusterSettings;
@@ -154,6 +154,8 @@ pub struct Workload {
     pub cluster: ClusterSettings,
     /// Where the nodes live and who plays network faults: `loopback` or `netns` (root).
     pub net: NetMode,
+    /// The simulated network of `--sim` runs.
+    pub sim: SimNetwork,
     /// What a soak run may show and still pass the nightly.
     pub budget: super::budget::Budget,
     /// What the workload exists to show, and the seed that shows it; none for a user's own.
@@ -192,6 +194,7 @@ impl Default for Workload {
             nemesis: NemesisSpec::default(),
             cluster: ClusterSettings::default(),
             net: NetMode::Loopback,
+            sim: SimNetwork::default(),
             budget: super::budget::Budget::default(),
             expect: None,
             absent_is_zero: false,
@@ -267,6 +270,7 @@ impl Workload {
         self.mix.validate()?;
         self.phases.validate()?;
         self.nemesis.validate()?;
+        self.sim.validate()?;
         for key in &self.keys {
             if let Err(e) = key.parse::<crate::api::CounterKey>() {
                 return Err(Invalid {

@@ -68,17 +68,19 @@ fn io_error(e: std::io::Error) -> ApiError {
 }
 
 async fn flush(State(node): Shared) -> Result<Json<Flushed>, ApiError> {
-    let flushed = tokio::task::spawn_blocking(move || node.flush())
+    let flushed = node
+        .blocking(|n| n.flush())
         .await
-        .map_err(|e| ApiError::Internal(e.to_string()))?
+        .ok_or_else(|| ApiError::Internal("the flush panicked".into()))?
         .map_err(io_error)?;
     Ok(Json(Flushed { flushed }))
 }
 
 async fn compact(State(node): Shared) -> Result<Json<Compacted>, ApiError> {
-    let purged = tokio::task::spawn_blocking(move || node.compact())
+    let purged = node
+        .blocking(|n| n.compact())
         .await
-        .map_err(|e| ApiError::Internal(e.to_string()))?
+        .ok_or_else(|| ApiError::Internal("the compaction panicked".into()))?
         .map_err(io_error)?;
     tracing::info!(purged, "compacted");
     Ok(Json(Compacted {

@@ -7,7 +7,8 @@
 use super::messages::RavenWrite;
 use super::state::Node;
 use crate::api::Ack;
-use std::collections::HashMap;
+use std::collections::btree_map::Entry;
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -16,21 +17,33 @@ const BATCH: usize = 512;
 /// How long a replication loop sleeps when it has nothing to send, or after a failure.
 const IDLE: Duration = Duration::from_millis(100);
 
-/// Starts a replication loop for each peer, now and whenever new peers are introduced.
-pub fn spawn(node: Arc<Node>) {
+/// Starts a replication loop for each peer, now and whenever new peers are introduced;
+/// aborting the returned task stops them all.
+pub fn spawn(node: Arc<Node>) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
-        let mut running: HashMap<String, tokio::task::JoinHandle<()>> = HashMap::new();
+        // Dropped with this task (aborted), the loops stop too.
+        let mut running = Loops::default();
         loop {
-            running.retain(|_, task| !task.is_finished());
+            running.0.retain(|_, task| !task.is_finished());
             for peer in node.peers.addrs().into_keys() {
-                if let std::collections::hash_map::Entry::Vacant(slot) = running.entry(peer) {
+                if let Entry::Vacant(slot) = running.0.entry(peer) {
                     let peer = slot.key().clone();
                     slot.insert(tokio::spawn(replicate_to(node.clone(), peer)));
                 }
             }
             tokio::time::sleep(IDLE).await;
         }
-    });
+    })
+}
+
+/// The replication loops by peer; each is stopped when this is dropped.
+#[derive(Default)]
+struct Loops(BTreeMap<String, tokio::task::JoinHandle<()>>);
+
+impl Drop for Loops {
+    fn drop(&mut self) {
+        self.0.values().for_each(|task| task.abort());
+    }
 }
 
 /// Sends `peer` every change it has not acknowledged, in order, for as long as it is a peer.
@@ -44,6 +57,7 @@ async fn replicate_to(node: Arc<Node>, peer: String) {
         let changes = node.raven().store().changes_after(acknowledged, BATCH);
         let Some(last) = changes.last().map(|c| c.number) else {
             tokio::select! {
+                biased;
                 _ = woken => {}
                 _ = tokio::time::sleep(IDLE) => {}
             }

@@ -67,6 +67,7 @@ pub async fn serve(config: NodeConfig) -> std::io::Result<()> {
         clock: Arc::new(SystemClock),
         seed: config.seed,
         secret: config.secret.clone(),
+        inline_io: false,
     }));
     let stop = shutdown_signal()?;
     let line = Listening {
@@ -75,21 +76,20 @@ pub async fn serve(config: NodeConfig) -> std::io::Result<()> {
     };
     println!("{}", serde_json::to_string(&line).unwrap_or_default());
     tracing::info!(id = %config.id, %addr, segments = recovery.segments, replayed = recovery.replayed, mode = ?config.settings.mode, "node listening");
-    spawn_background(node.clone(), config.exit_with_parent);
-    if config.settings.mode == Mode::Ravendb {
-        replication::spawn(node.clone());
+    background(node.clone());
+    if config.exit_with_parent {
+        tokio::spawn(exit_when_parent_is_gone());
     }
     connections::serve(listener, router(node), stop).await?;
     tracing::info!(id = %config.id, "node stopped");
     Ok(())
 }
 
-/// Starts the commit log sync, the flush, compaction and repair schedules, and the parent
-/// watch. Each reads the settings on every tick, so they follow run-time changes.
-fn spawn_background(node: Arc<Node>, exit_with_parent: bool) {
-    let every = |node: &Arc<Node>,
-                 pick: fn(&ClusterSettings) -> f64,
-                 work: fn(Arc<Node>) -> tokio::task::JoinHandle<()>| {
+/// Starts the commit log sync, the flush, compaction and repair schedules, and in RavenDB
+/// mode the replication loops; aborting the returned tasks stops them all. Each reads the
+/// settings on every tick, so they follow run-time changes.
+pub fn background(node: Arc<Node>) -> Vec<tokio::task::JoinHandle<()>> {
+    let every = |pick: fn(&ClusterSettings) -> f64, work: Work| {
         let node = node.clone();
         tokio::spawn(async move {
             let mut last = tokio::time::Instant::now();
@@ -98,13 +98,13 @@ fn spawn_background(node: Arc<Node>, exit_with_parent: bool) {
                 let interval = pick(&node.settings());
                 if interval > 0.0 && last.elapsed().as_secs_f64() >= interval {
                     last = tokio::time::Instant::now();
-                    let _ = work(node.clone()).await;
+                    work.run(&node).await;
                 }
             }
-        });
+        })
     };
     let sync_node = node.clone();
-    tokio::spawn(async move {
+    let mut tasks = vec![tokio::spawn(async move {
         let mut last_sync = tokio::time::Instant::now();
         loop {
             tokio::time::sleep(MARK_INTERVAL).await;
@@ -114,40 +114,52 @@ fn spawn_background(node: Arc<Node>, exit_with_parent: bool) {
             };
             if last_sync.elapsed() >= period {
                 last_sync = tokio::time::Instant::now();
-                let node = sync_node.clone();
-                let _ = tokio::task::spawn_blocking(move || node.sync_log()).await;
+                sync_node.blocking(|n| n.sync_log()).await;
             } else {
                 sync_node.mark_log();
             }
         }
-    });
-    every(
-        &node,
-        |s| s.flush_interval_s,
-        |n| tokio::task::spawn_blocking(move || log_io("flush", n.flush().map(|_| ()))),
-    );
-    every(
-        &node,
-        |s| s.compaction_interval_s,
-        |n| tokio::task::spawn_blocking(move || log_io("compaction", n.compact().map(|_| ()))),
-    );
-    every(
-        &node,
-        |s| s.repair_interval_s,
-        |n| {
-            tokio::spawn(async move {
-                admin::repair(&n).await;
-            })
-        },
-    );
-    if exit_with_parent {
-        tokio::spawn(exit_when_parent_is_gone());
+    })];
+    tasks.push(every(|s| s.flush_interval_s, Work::Flush));
+    tasks.push(every(|s| s.compaction_interval_s, Work::Compact));
+    tasks.push(every(|s| s.repair_interval_s, Work::Repair));
+    if node.settings().mode == Mode::Ravendb {
+        tasks.push(replication::spawn(node.clone()));
+    }
+    tasks
+}
+
+/// What a schedule does when its interval has passed.
+#[derive(Debug, Clone, Copy)]
+enum Work {
+    Flush,
+    Compact,
+    Repair,
+}
+
+impl Work {
+    async fn run(self, node: &Arc<Node>) {
+        match self {
+            Work::Flush => {
+                let done = node.blocking(|n| n.flush().map(|_| ())).await;
+                log_io("flush", done);
+            }
+            Work::Compact => {
+                let done = node.blocking(|n| n.compact().map(|_| ())).await;
+                log_io("compaction", done);
+            }
+            Work::Repair => {
+                admin::repair(node).await;
+            }
+        }
     }
 }
 
-fn log_io(what: &str, result: std::io::Result<()>) {
-    if let Err(e) = result {
-        tracing::error!(error = %e, "{what} failed");
+fn log_io(what: &str, result: Option<std::io::Result<()>>) {
+    match result {
+        Some(Ok(())) => {}
+        Some(Err(e)) => tracing::error!(error = %e, "{what} failed"),
+        None => tracing::error!("{what} panicked"),
     }
 }
 

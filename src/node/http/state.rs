@@ -38,6 +38,9 @@ pub struct NodeParts {
     pub seed: u64,
     /// The cluster's secret, if it has one.
     pub secret: Option<String>,
+    /// Disk work runs in place instead of on the blocking pool (a simulation: one thread,
+    /// in a fixed order).
+    pub inline_io: bool,
 }
 
 /// Striped counter locks, as Cassandra's `concurrent_counter_writes` × 1024.
@@ -58,6 +61,7 @@ pub struct Node {
     stripes: Vec<tokio::sync::Mutex<()>>,
     /// The cluster's secret, required on the internal and admin planes.
     pub(super) secret: Option<String>,
+    inline_io: bool,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -92,7 +96,20 @@ impl Node {
             stripes: (0..STRIPES).map(|_| tokio::sync::Mutex::new(())).collect(),
             settings: RwLock::new(parts.settings),
             secret: parts.secret,
+            inline_io: parts.inline_io,
         }
+    }
+
+    /// Runs disk work off the async threads (in place in a simulation); `None` if it panicked.
+    pub(super) async fn blocking<T: Send + 'static>(
+        self: &Arc<Self>,
+        work: impl FnOnce(&Node) -> T + Send + 'static,
+    ) -> Option<T> {
+        if self.inline_io {
+            return Some(work(self));
+        }
+        let node = self.clone();
+        tokio::task::spawn_blocking(move || work(&node)).await.ok()
     }
 
     /// This node's clock, µs (the system clock plus the fault plane's offset).

@@ -4,20 +4,24 @@
 use crate::api::AdminClient;
 use crate::check::{self, Target};
 use crate::cluster::{node_ids, Cluster, Network};
-use crate::driver::{drive, final_reads, target, HttpClient, Nemesis, Progress, Recorder};
+use crate::driver::{target, HttpClient, Processes, Recorder};
 use crate::error::BadInput;
 use crate::report::{index, run_report, summary};
 use crate::store::{NodeRecord, RunFolder, RunRecord};
-use crate::workload::nemesis::{self, FaultKind};
+use crate::workload::nemesis::FaultKind;
 use crate::workload::net::NetMode;
 use crate::workload::Workload;
 use anyhow::Context;
 use checkers::{Results, Validity};
+pub use load::Load;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::Mutex;
+
+mod load;
+mod sim;
 
 /// What a run was asked to do, after flags were applied to the workload file.
 pub struct RunPlan {
@@ -33,6 +37,8 @@ pub struct RunPlan {
     pub targets: Vec<String>,
     /// With targets: the workload's keys are used as they are (not namespaced per run).
     pub keys_as_is: bool,
+    /// The whole cluster in this process, on a simulated network and clock (`--sim`).
+    pub sim: bool,
 }
 
 /// How a run ended.
@@ -46,10 +52,27 @@ pub struct RunOutcome {
     pub dir: PathBuf,
     /// Ctrl-C stopped the load early.
     pub interrupted: bool,
+    /// It ran in simulation.
+    pub sim: bool,
 }
 
-/// Runs the plan end to end.
-pub async fn run(mut plan: RunPlan) -> anyhow::Result<RunOutcome> {
+/// Runs the plan end to end, prints its summary, and points the results folder's latest
+/// links and index at it.
+pub async fn run(plan: RunPlan) -> anyhow::Result<RunOutcome> {
+    let results_dir = plan.results.clone();
+    let outcome = execute(plan).await?;
+    print!("{}", summary::render(&outcome.results, Some(&outcome.dir)));
+    let folder = RunFolder::open(&outcome.dir);
+    folder
+        .link_latest(&results_dir)
+        .context("updating the latest links")?;
+    index::write(&results_dir).context("writing the index of runs")?;
+    Ok(outcome)
+}
+
+/// Runs the plan end to end into a run folder of its own, checked and reported, and
+/// touches nothing else in the results folder (runs in parallel do not collide).
+pub async fn execute(mut plan: RunPlan) -> anyhow::Result<RunOutcome> {
     if plan.workload.net == NetMode::Netns {
         // Before anything starts (`run`, `replay` and `soak` alike): say what is missing.
         if !plan.targets.is_empty() {
@@ -57,6 +80,10 @@ pub async fn run(mut plan: RunPlan) -> anyhow::Result<RunOutcome> {
             return Err(BadInput::Usage(message.into()).into());
         }
         crate::cluster::netns::check_available().map_err(|e| BadInput::Usage(e.to_string()))?;
+    }
+    if plan.sim && (!plan.targets.is_empty() || plan.workload.net == NetMode::Netns) {
+        let message = "--sim runs the bundled nodes in this process on a simulated network: drop --target and --net netns";
+        return Err(BadInput::Usage(message.into()).into());
     }
     let reached = reach_targets(&mut plan).await?;
     let folder = RunFolder::create(&plan.results, &plan.workload.name).map_err(|e| {
@@ -79,6 +106,7 @@ pub async fn run(mut plan: RunPlan) -> anyhow::Result<RunOutcome> {
         plan.workload.time_limit
     );
     let mut record = RunRecord::new(plan.workload.clone(), plan.seed);
+    record.sim = plan.sim;
     // Counters a target held before the run may sit among tombstones of earlier runs.
     record.cluster_started_empty = !plan.keys_as_is;
     if let Some(note) = reached.note {
@@ -88,7 +116,12 @@ pub async fn run(mut plan: RunPlan) -> anyhow::Result<RunOutcome> {
     record.write(&folder)?;
 
     let interrupted = Arc::new(AtomicBool::new(false));
-    if plan.targets.is_empty() {
+    if plan.sim {
+        let history = folder.history();
+        let (w, seed) = (plan.workload.clone(), plan.seed);
+        let nodes = sim::run(w, seed, folder.nodes(), history, interrupted.clone()).await?;
+        record.nodes = nodes;
+    } else if plan.targets.is_empty() {
         let binary = std::env::current_exe().context("finding this program to start nodes")?;
         let network = match plan.workload.net {
             NetMode::Netns => {
@@ -135,12 +168,14 @@ pub async fn run(mut plan: RunPlan) -> anyhow::Result<RunOutcome> {
             );
         }
         let addrs = cluster.addrs();
+        let (admin, network) = (cluster.admin(Duration::from_secs(5)), cluster.network());
         let cluster = Arc::new(Mutex::new(cluster));
+        let plane = Processes::new(cluster.clone(), network, admin);
         let drove = drive_load(
             &plan,
             &folder.history(),
             addrs,
-            Some(cluster.clone()),
+            Some(Arc::new(plane)),
             &[],
             interrupted.clone(),
         )
@@ -175,23 +210,24 @@ pub async fn run(mut plan: RunPlan) -> anyhow::Result<RunOutcome> {
         }
         let history = folder.history();
         let baseline = &reached.baseline;
-        drive_load(&plan, &history, addrs, None, baseline, interrupted.clone()).await?;
+        // Targets whose fault plane answered (`reach_targets` cleared the faults otherwise).
+        let plane = (!plan.workload.nemesis.faults.is_empty()).then(|| {
+            let admin = AdminClient::new(Duration::from_secs(5));
+            Arc::new(Processes::targets(addrs.clone(), admin))
+        });
+        drive_load(&plan, &history, addrs, plane, baseline, interrupted.clone()).await?;
     }
 
     record.interrupted = interrupted.load(Ordering::Relaxed);
     record.finished = Some(chrono::Local::now().to_rfc3339());
     record.write(&folder)?;
     let results = check_and_report(&folder)?;
-    print!("{}", summary::render(&results, Some(&folder.dir)));
-    folder
-        .link_latest(&plan.results)
-        .context("updating the latest links")?;
-    index::write(&plan.results).context("writing the index of runs")?;
     Ok(RunOutcome {
         verdict: results.valid,
         results,
         dir: folder.dir.clone(),
         interrupted: record.interrupted,
+        sim: plan.sim,
     })
 }
 
@@ -269,7 +305,7 @@ async fn drive_load(
     plan: &RunPlan,
     history: &Path,
     addrs: Vec<(String, String)>,
-    cluster: Option<Arc<Mutex<Cluster>>>,
+    plane: Option<Arc<Processes>>,
     baseline: &[(String, i64)],
     interrupted: Arc<AtomicBool>,
 ) -> anyhow::Result<()> {
@@ -277,70 +313,16 @@ async fn drive_load(
     let recorder = Arc::new(Recorder::create(history).map_err(BadInput::from)?);
     target::record_baseline(&recorder, baseline).context("recording the baseline")?;
     let ids: Vec<String> = addrs.iter().map(|(id, _)| id.clone()).collect();
-    let nodes = addrs.clone();
-    let client = Arc::new(HttpClient::new(
-        addrs,
-        Duration::from_millis(w.client_timeout_ms),
-    ));
-    let stop = Arc::new(AtomicBool::new(false));
-    let on_signal = {
-        let (stop, interrupted) = (stop.clone(), interrupted);
-        tokio::spawn(async move {
-            crate::shutdown::wait().await;
-            interrupted.store(true, Ordering::Relaxed);
-            stop.store(true, Ordering::Relaxed);
-        })
+    let timeout = Duration::from_millis(w.client_timeout_ms);
+    let client = Arc::new(HttpClient::new(addrs, timeout));
+    let load = Load {
+        workload: w,
+        seed: plan.seed,
+        ids,
+        recorder,
+        progress: true,
     };
-    let schedule = nemesis::schedule(&w.nemesis, &ids, w.phases.warmup_s, w.time_limit, plan.seed);
-    let nemesis = match cluster {
-        Some(c) => {
-            let (admin, network) = {
-                let cluster = c.lock().await;
-                (cluster.admin(Duration::from_secs(5)), cluster.network())
-            };
-            Some(Arc::new(Nemesis::new(c, network, admin, recorder.clone())))
-        }
-        // Targets whose fault plane answered (`reach_targets` cleared the faults otherwise).
-        None if !w.nemesis.faults.is_empty() => Some(Arc::new(Nemesis::for_targets(
-            nodes.clone(),
-            AdminClient::new(Duration::from_secs(5)),
-            recorder.clone(),
-        ))),
-        None => None,
-    };
-    let faults_stop = Arc::new(AtomicBool::new(false));
-    let faults = nemesis
-        .clone()
-        .map(|n| tokio::spawn(n.run(schedule, tokio::time::Instant::now(), faults_stop.clone())));
-    let progress = Progress::start(recorder.clone(), Duration::from_secs_f64(w.time_limit));
-    let driven = drive(client.clone(), w, plan.seed, recorder.clone(), stop.clone()).await;
-    progress.finish();
-    faults_stop.store(true, Ordering::Relaxed);
-    let faulted = match faults {
-        Some(task) => task
-            .await
-            .map_err(|e| anyhow::anyhow!("the nemesis failed: {e}"))?,
-        None => Ok(()),
-    };
-    // Heal even when the load failed, so that no fault outlives the run; the load's error,
-    // if any, is the one to report.
-    let healed = match &nemesis {
-        Some(nemesis) => nemesis.heal(w.phases.repair).await,
-        None => Ok(()),
-    };
-    if driven.is_ok() && healed.is_ok() && !stop.load(Ordering::Relaxed) {
-        tokio::time::sleep(Duration::from_secs_f64(w.phases.heal_s)).await;
-        if w.phases.final_reads {
-            final_reads(client.as_ref(), w, &recorder)
-                .await
-                .context("final reads")?;
-        }
-    }
-    on_signal.abort();
-    driven.context("driving the workload")?;
-    faulted.context("recording a fault")?;
-    healed.context("recording the heal")?;
-    Ok(())
+    load.drive(client, plane, interrupted).await
 }
 
 /// Checks a run folder's history (rewriting results.json), then draws its charts and
