@@ -152,6 +152,9 @@ pub async fn run(plan: HuntPlan) -> anyhow::Result<HuntSummary> {
         let (permits, w, dir) = (permits.clone(), workload.clone(), dir.clone());
         tasks.spawn(async move {
             let _permit = permits.acquire_owned().await;
+            if crate::shutdown::requested() {
+                return (seed, None);
+            }
             let plan = RunPlan {
                 workload: w,
                 seed,
@@ -162,12 +165,14 @@ pub async fn run(plan: HuntPlan) -> anyhow::Result<HuntSummary> {
                 sim: true,
             };
             let outcome = runner::execute(plan).await;
-            (seed, outcome.with_context(|| format!("seed {seed}")))
+            (seed, Some(outcome.with_context(|| format!("seed {seed}"))))
         });
     }
     let mut runs = Vec::new();
     while let Some(joined) = tasks.join_next().await {
         let (seed, outcome) = joined.context("a hunt task failed")?;
+        // Not started: a stop signal came first.
+        let Some(outcome) = outcome else { continue };
         let outcome = outcome?;
         let run = RunSummary::of(&outcome, &workload, seed, &budget);
         eprintln!(

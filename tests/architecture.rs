@@ -201,10 +201,7 @@ fn no_room_imports_a_room_after_it() {
             ],
         ),
         // The simulated cluster stands where the node processes do: beside the driver.
-        (
-            "sim",
-            &["report", "soak", "cli", "runner", "check", "hunt", "store"],
-        ),
+        ("sim", &["report", "soak", "cli", "runner", "check", "hunt"]),
         (
             "driver",
             &[
@@ -260,4 +257,30 @@ fn the_rules_see_a_cycle_and_a_backward_arrow_when_there_is_one() {
     );
     let found = cycle(&edges).expect("report/page and soak import each other");
     assert!(found.contains(&"soak".to_string()), "{found:?}");
+}
+
+#[test]
+fn every_select_the_nodes_and_the_simulation_run_polls_in_a_fixed_order() {
+    // tokio's `select!` picks among ready branches at random unless `biased`: one such pick
+    // in a simulated run would make the same seed give two histories.
+    let mut unbiased = Vec::new();
+    for room in ["node", "sim", "driver"] {
+        for (module, path) in modules(&root().join("src")) {
+            if module.first().is_none_or(|m| m != room) {
+                continue;
+            }
+            let code = code(&path);
+            for (at, _) in code.match_indices("select! {") {
+                let after = code[at + "select! {".len()..].trim_start();
+                if !after.starts_with("biased;") {
+                    unbiased.push(format!("{}: select! at byte {at}", path.display()));
+                }
+            }
+        }
+    }
+    assert!(
+        unbiased.is_empty(),
+        "select! without `biased;`:\n{}",
+        unbiased.join("\n")
+    );
 }

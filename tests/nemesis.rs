@@ -167,3 +167,35 @@ async fn a_partition_stops_replication_between_the_named_nodes_only() {
     assert_eq!(rig.value("n2", "ONE").await, Some(1), "n1 → n2 is cut");
     fault.await.expect("fault ran");
 }
+
+#[tokio::test]
+async fn a_one_way_partition_loses_the_nodes_messages_but_not_the_others() {
+    let rig = rig().await;
+    assert_eq!(rig.add("n1", "ALL").await, 200);
+    let cuts = vec![("n1".to_string(), "n2".to_string())];
+    let fault = rig.fault(
+        Action::Partition {
+            kind: FaultKind::PartitionOneWay,
+            cuts,
+        },
+        3.0,
+    );
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    // n2 → n1 still arrives and is acted on: an add n2 coordinates at ALL reaches n1, though
+    // n1's answer is lost and n2 answers a timeout.
+    assert_ne!(rig.add("n2", "ALL").await, 200);
+    let applied = eventually(Duration::from_secs(2), || async {
+        rig.value("n1", "ONE").await == Some(2)
+    })
+    .await;
+    assert!(applied, "n2 → n1 arrives");
+    // n1 → n2 is lost: a delete n1 coordinates reaches n3 alone.
+    assert_eq!(rig.delete("n1", "ONE").await, 200);
+    let replicated = eventually(Duration::from_secs(2), || async {
+        rig.value("n3", "ONE").await.is_none()
+    })
+    .await;
+    assert!(replicated, "n1 → n3 still replicates");
+    assert!(rig.value("n2", "ONE").await.is_some(), "n1 → n2 is cut");
+    fault.await.expect("fault ran");
+}

@@ -57,6 +57,9 @@ pub struct Repaired {
 pub struct Faults {
     /// Peers this node neither sends to nor accepts from.
     pub cut: BTreeSet<String>,
+    /// Peers this node's messages to are lost, its answers to them too, while theirs still
+    /// arrive and are acted on (a one-way partition).
+    pub cut_to: BTreeSet<String>,
     /// Extra latency before each message to a peer, ms.
     pub delay_ms: BTreeMap<String, u64>,
     /// This node's clock offset, ms (positive: ahead).
@@ -72,6 +75,9 @@ pub struct FaultsUpdate {
     /// Replaces the cut peers.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cut: Option<BTreeSet<String>>,
+    /// Replaces the peers cut one way.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cut_to: Option<BTreeSet<String>>,
     /// Replaces the per-peer delays.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub delay_ms: Option<BTreeMap<String, u64>>,
@@ -89,6 +95,9 @@ impl Faults {
         if let Some(cut) = update.cut {
             self.cut = cut;
         }
+        if let Some(cut_to) = update.cut_to {
+            self.cut_to = cut_to;
+        }
         if let Some(delay) = update.delay_ms {
             self.delay_ms = delay;
         }
@@ -98,6 +107,11 @@ impl Faults {
         if let Some(paused) = update.paused {
             self.paused = paused;
         }
+    }
+
+    /// Whether this node's messages to `peer` are lost (cut both ways or one way).
+    pub fn sends_nothing_to(&self, peer: &str) -> bool {
+        self.cut.contains(peer) || self.cut_to.contains(peer)
     }
 
     /// The latency to add before a message to `peer`.
@@ -123,6 +137,12 @@ mod tests {
             ..FaultsUpdate::default()
         });
         assert!(f.cut.contains("n2") && f.paused && f.clock_offset_ms == 60_000);
+        assert!(f.sends_nothing_to("n2") && !f.sends_nothing_to("n3"));
+        f.update(FaultsUpdate {
+            cut_to: Some(["n3".to_string()].into()),
+            ..FaultsUpdate::default()
+        });
+        assert!(f.sends_nothing_to("n3") && f.cut.contains("n2"));
         let body = serde_json::to_value(FaultsUpdate {
             paused: Some(false),
             ..FaultsUpdate::default()

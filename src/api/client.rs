@@ -53,12 +53,16 @@ pub async fn call<T: DeserializeOwned>(request: reqwest::RequestBuilder) -> Resu
     answer(status, &body)
 }
 
-/// Sends a request and reads its status and body.
+/// Sends a request and reads its status and body. A 2xx whose body cannot be read is a bad
+/// answer; an error status stands without its body.
 async fn raw(request: reqwest::RequestBuilder) -> Result<(u16, Vec<u8>), CallError> {
     let response = request.send().await.map_err(|e| transport_error(&e))?;
     let status = response.status().as_u16();
-    let body = response.bytes().await.map_err(|e| transport_error(&e))?;
-    Ok((status, body.to_vec()))
+    match response.bytes().await {
+        Ok(body) => Ok((status, body.to_vec())),
+        Err(e) if (200..300).contains(&status) => Err(CallError::BadAnswer(e.to_string())),
+        Err(_) => Ok((status, Vec::new())),
+    }
 }
 
 /// What a node's answer with `status` and `body` means: the JSON the API promises for a

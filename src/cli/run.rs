@@ -129,6 +129,10 @@ pub async fn replay(args: ReplayArgs) -> anyhow::Result<Validity> {
         record.workload.name,
         record.seed
     );
+    record
+        .workload
+        .validate()
+        .map_err(|e| BadInput::Usage(format!("{}: its workload: {e}", args.run_dir.display())))?;
     let (concurrency, sim) = (record.workload.concurrency, record.sim);
     let time_keyed = record.workload.pattern == Pattern::TimeBuckets;
     let plan = RunPlan {

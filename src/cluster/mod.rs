@@ -12,6 +12,7 @@ use crate::api::secret::{new_secret, settings_file as settings_file_text};
 use crate::api::ClusterSettings;
 use crate::api::{AdminClient, Listening};
 use crate::node::core::commitlog;
+use crate::store::oracle;
 pub use netns::Network;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -200,13 +201,7 @@ impl Cluster {
     pub async fn save_oracles(&self) -> std::io::Result<()> {
         for node in &self.nodes {
             match self.admin.oracle(&node.addr).await {
-                Ok(dump) => {
-                    let text = serde_json::to_string_pretty(&dump)?;
-                    let path = self.dir.join(format!("{}.oracle.json", node.id));
-                    std::fs::write(&path, text).map_err(|e| {
-                        std::io::Error::new(e.kind(), format!("writing {}: {e}", path.display()))
-                    })?;
-                }
+                Ok(dump) => oracle::save(&self.dir, &node.id, &dump)?,
                 Err(e) => tracing::warn!(node = %node.id, error = %e, "no oracle dump"),
             }
         }

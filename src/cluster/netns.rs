@@ -1,8 +1,9 @@
 //! A network of the run's own for `--net netns`: one network namespace per node, each with
 //! a veth link to a bridge in the host's namespace, on a /24 of 10.77.0.0/16 that no other
 //! interface uses. Partitions are nftables drop rules inside the nodes' namespaces (a set of
-//! cut peers per node, both ways), slow links `tc` qdiscs on both ends of a node's link
-//! (netem's delay where the kernel has it, else a `tbf` rate limit).
+//! cut peers per node, both ways, and one of peers cut one way), slow links `tc` qdiscs on
+//! both ends of a node's link (netem's delay where the kernel has it, else a `tbf` rate
+//! limit).
 //!
 //! Every name starts with the run's tag, `ck<driver pid><two random letters>`. Making the
 //! bridge claims the tag (the kernel refuses a second link of that name), and the driver
@@ -194,6 +195,17 @@ impl Network {
 
     /// Makes `id` drop every packet to and from the nodes `peers`, and no other.
     pub async fn cut(&self, id: &str, peers: &BTreeSet<String>) -> Result<(), NetError> {
+        self.fill(id, "cut", peers).await
+    }
+
+    /// Makes `id` drop every packet it sends to the nodes `peers` (a one-way cut: theirs
+    /// still arrive, on connections already open), and no other.
+    pub async fn cut_to(&self, id: &str, peers: &BTreeSet<String>) -> Result<(), NetError> {
+        self.fill(id, "cut_to", peers).await
+    }
+
+    /// Makes the nftables set `set` in node `id`'s namespace hold the addresses of `peers`.
+    async fn fill(&self, id: &str, set: &str, peers: &BTreeSet<String>) -> Result<(), NetError> {
         let Some(ns) = self.namespace(id) else {
             return Ok(());
         };
@@ -202,10 +214,10 @@ impl Network {
             .filter_map(|p| self.addr(p))
             .map(|a| a.to_string())
             .collect();
-        let mut script = "flush set inet checker cut".to_string();
+        let mut script = format!("flush set inet checker {set}");
         if !addrs.is_empty() {
             script.push_str(&format!(
-                "; add element inet checker cut {{ {} }}",
+                "; add element inet checker {set} {{ {} }}",
                 addrs.join(", ")
             ));
         }
@@ -245,13 +257,16 @@ impl Drop for Network {
     }
 }
 
-/// Each node namespace's table: a set of cut peers, dropped both ways.
+/// Each node namespace's table: a set of cut peers, dropped both ways, and one of peers cut
+/// one way, dropped on the way out.
 const RULES: &str = "add table inet checker; \
     add set inet checker cut { type ipv4_addr; }; \
+    add set inet checker cut_to { type ipv4_addr; }; \
     add chain inet checker input { type filter hook input priority 0; policy accept; }; \
     add chain inet checker output { type filter hook output priority 0; policy accept; }; \
     add rule inet checker input ip saddr @cut drop; \
-    add rule inet checker output ip daddr @cut drop";
+    add rule inet checker output ip daddr @cut drop; \
+    add rule inet checker output ip daddr @cut_to drop";
 
 /// Removes the namespaces, links and bridge named after `tag`.
 fn remove(tag: &str) {
@@ -268,7 +283,9 @@ fn remove(tag: &str) {
             .is_some_and(|r| r == "br" || r.starts_with('v'))
     };
     for link in links().iter().filter(|l| ours(l)) {
-        if let Err(e) = run(&["ip", "link", "del", link]) {
+        // One the kernel removed meanwhile is gone, as wanted.
+        let failed = run(&["ip", "link", "del", link]).err();
+        if let Some(e) = failed.filter(|_| links().contains(link)) {
             tracing::warn!(%link, error = %e, "could not remove a link");
         }
     }

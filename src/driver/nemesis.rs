@@ -24,6 +24,8 @@ pub struct Nemesis<P> {
     /// The links each node has cut now, so that overlapping partitions add up; held while a
     /// change is applied, so that the last change applied is the last made.
     cuts: Mutex<BTreeMap<String, BTreeSet<String>>>,
+    /// The same for links cut one way, by the node whose messages are lost.
+    one_way: Mutex<BTreeMap<String, BTreeSet<String>>>,
 }
 
 impl<P: Plane> Nemesis<P> {
@@ -33,6 +35,7 @@ impl<P: Plane> Nemesis<P> {
             plane,
             recorder,
             cuts: Mutex::new(BTreeMap::new()),
+            one_way: Mutex::new(BTreeMap::new()),
         }
     }
 
@@ -62,28 +65,36 @@ impl<P: Plane> Nemesis<P> {
         }
     }
 
-    async fn set_cuts(&self, cuts: &[(String, String)], add: bool) {
-        let mut all = self.cuts.lock().await;
-        let changed: BTreeMap<String, BTreeSet<String>> = {
-            let mut touched = BTreeSet::new();
-            for (a, b) in cuts {
-                for (x, y) in [(a, b), (b, a)] {
-                    let set = all.entry(x.clone()).or_default();
-                    if add {
-                        set.insert(y.clone());
-                    } else {
-                        set.remove(y);
-                    }
-                    touched.insert(x.clone());
-                }
-            }
-            touched
-                .into_iter()
-                .map(|n| (n.clone(), all.get(&n).cloned().unwrap_or_default()))
-                .collect()
+    /// Adds or removes cut links: both ways, or with `one_way` only from the first node of
+    /// each pair to the second.
+    async fn set_cuts(&self, cuts: &[(String, String)], add: bool, one_way: bool) {
+        let mut all = match one_way {
+            true => self.one_way.lock().await,
+            false => self.cuts.lock().await,
         };
-        for (node, cut) in changed {
-            if let Err(e) = self.plane.cut(&node, &cut).await {
+        let mut touched = BTreeSet::new();
+        for (a, b) in cuts {
+            let ways = match one_way {
+                true => vec![(a, b)],
+                false => vec![(a, b), (b, a)],
+            };
+            for (x, y) in ways {
+                let set = all.entry(x.clone()).or_default();
+                if add {
+                    set.insert(y.clone());
+                } else {
+                    set.remove(y);
+                }
+                touched.insert(x.clone());
+            }
+        }
+        for node in touched {
+            let cut = all.get(&node).cloned().unwrap_or_default();
+            let done = match one_way {
+                true => self.plane.cut_one_way(&node, &cut).await,
+                false => self.plane.cut(&node, &cut).await,
+            };
+            if let Err(e) = done {
                 tracing::warn!(%node, error = %e, "nemesis: could not change the cut links");
             }
         }
@@ -92,7 +103,10 @@ impl<P: Plane> Nemesis<P> {
     /// Starts a fault.
     async fn start(&self, action: &Action, stop: &Arc<AtomicBool>) {
         match action {
-            Action::Partition { cuts, .. } => self.set_cuts(cuts, true).await,
+            Action::Partition { cuts, kind } => {
+                self.set_cuts(cuts, true, *kind == FaultKind::PartitionOneWay)
+                    .await
+            }
             Action::Kill { node } | Action::PowerLoss { node } => {
                 let power_loss = matches!(action, Action::PowerLoss { .. });
                 match self.plane.kill(node, power_loss).await {
@@ -140,7 +154,10 @@ impl<P: Plane> Nemesis<P> {
     /// Undoes a fault.
     async fn stop(&self, action: &Action) -> Result<(), String> {
         match action {
-            Action::Partition { cuts, .. } => self.set_cuts(cuts, false).await,
+            Action::Partition { cuts, kind } => {
+                self.set_cuts(cuts, false, *kind == FaultKind::PartitionOneWay)
+                    .await
+            }
             Action::Kill { node } | Action::PowerLoss { node } => self.plane.restart(node).await?,
             Action::Pause { node } => self.plane.pause(node, false).await,
             Action::Clock { node, .. } => self.set_faults(node, clock_offset(0)).await,
@@ -218,17 +235,18 @@ impl<P: Plane> Nemesis<P> {
             }
         }
         self.cuts.lock().await.clear();
+        self.one_way.lock().await.clear();
         let reset = FaultsUpdate {
             cut: Some(BTreeSet::new()),
+            cut_to: Some(BTreeSet::new()),
             delay_ms: Some(BTreeMap::new()),
             clock_offset_ms: Some(0),
             paused: Some(false),
         };
         for node in &nodes {
             self.set_faults(node, reset.clone()).await;
-            let healed = self.plane.cut(node, &BTreeSet::new()).await;
-            if let Err(e) = healed.and(self.plane.slow(node, 0).await) {
-                tracing::warn!(%node, error = %e, "heal: could not clear the cut and slow links");
+            if let Err(e) = self.plane.heal_links(node).await {
+                tracing::warn!(%node, error = %e, "heal: could not clear the network's rules");
             }
         }
         self.record("heal".into(), json!({ "restarted": dead }))?;

@@ -54,24 +54,49 @@ pub trait Plane: Send + Sync + 'static {
         node: &str,
         cut: &BTreeSet<String>,
     ) -> impl Future<Output = Result<(), String>> + Send {
-        cut_through_faults(self, node, cut)
+        cut_through_faults(self, node, cut, false)
+    }
+
+    /// Makes `to` the set of nodes that `node`'s messages, and its answers, never reach,
+    /// while theirs still reach it.
+    fn cut_one_way(
+        &self,
+        node: &str,
+        to: &BTreeSet<String>,
+    ) -> impl Future<Output = Result<(), String>> + Send {
+        cut_through_faults(self, node, to, true)
     }
 
     /// Delays every message to and from `node` by `ms` (0 restores its links).
     fn slow(&self, node: &str, ms: u64) -> impl Future<Output = Result<(), String>> + Send {
         slow_through_faults(self, node, ms)
     }
+
+    /// Restores `node`'s links where they are played outside its fault plane (which the
+    /// heal resets on its own); nothing to do by default.
+    fn heal_links(&self, node: &str) -> impl Future<Output = Result<(), String>> + Send {
+        let _ = node;
+        async { Ok(()) }
+    }
 }
 
-/// A partition through the nodes' own fault plane: `node` drops messages to and from `cut`.
+/// A partition through the nodes' own fault plane: `node` drops messages to and from `cut`,
+/// or with `one_way` its messages (and answers) to them alone.
 async fn cut_through_faults<P: Plane + ?Sized>(
     plane: &P,
     node: &str,
     cut: &BTreeSet<String>,
+    one_way: bool,
 ) -> Result<(), String> {
-    let update = FaultsUpdate {
-        cut: Some(cut.clone()),
-        ..FaultsUpdate::default()
+    let update = match one_way {
+        true => FaultsUpdate {
+            cut_to: Some(cut.clone()),
+            ..FaultsUpdate::default()
+        },
+        false => FaultsUpdate {
+            cut: Some(cut.clone()),
+            ..FaultsUpdate::default()
+        },
     };
     plane.set_faults(node, &update).await
 }
@@ -242,9 +267,16 @@ impl Plane for Processes {
 
     async fn cut(&self, node: &str, cut: &BTreeSet<String>) -> Result<(), String> {
         let Some(network) = &self.network else {
-            return cut_through_faults(self, node, cut).await;
+            return cut_through_faults(self, node, cut, false).await;
         };
         network.cut(node, cut).await.map_err(|e| e.to_string())
+    }
+
+    async fn cut_one_way(&self, node: &str, to: &BTreeSet<String>) -> Result<(), String> {
+        let Some(network) = &self.network else {
+            return cut_through_faults(self, node, to, true).await;
+        };
+        network.cut_to(node, to).await.map_err(|e| e.to_string())
     }
 
     async fn slow(&self, node: &str, ms: u64) -> Result<(), String> {
@@ -252,5 +284,16 @@ impl Plane for Processes {
             return slow_through_faults(self, node, ms).await;
         };
         network.slow(node, ms).await.map_err(|e| e.to_string())
+    }
+
+    async fn heal_links(&self, node: &str) -> Result<(), String> {
+        let Some(network) = &self.network else {
+            return Ok(());
+        };
+        let none = BTreeSet::new();
+        let cut = network.cut(node, &none).await;
+        let cut = cut.and(network.cut_to(node, &none).await);
+        cut.and(network.slow(node, 0).await)
+            .map_err(|e| e.to_string())
     }
 }

@@ -90,8 +90,8 @@ async fn simulate(
     let recorder = Arc::new(Recorder::create(&history).map_err(BadInput::from)?);
     let timeout = Duration::from_millis(workload.client_timeout_ms);
     let client = Arc::new(SimClient::new(net.clone(), ids.clone(), timeout));
-    let plane = (!workload.nemesis.faults.is_empty())
-        .then(|| Arc::new(SimPlane::new(cluster.clone(), net, ids.clone())));
+    // A plane even without faults, as for real nodes: the heal and its repair need one.
+    let plane = Some(Arc::new(SimPlane::new(cluster.clone(), net, ids.clone())));
     let load = Load {
         workload: &workload,
         seed,

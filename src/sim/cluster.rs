@@ -13,6 +13,7 @@ use crate::node::core::store::StoreSettings;
 use crate::node::http::router::router;
 use crate::node::http::server::background;
 use crate::node::http::state::{Node, NodeParts};
+use crate::store::oracle;
 use crate::workload::net::SimNetwork;
 use axum::http::Method;
 use std::path::{Path, PathBuf};
@@ -204,8 +205,7 @@ impl SimCluster {
             match self.admin(&id, Method::GET, "/admin/oracle", None).await {
                 Ok((200, body)) => {
                     let dump: serde_json::Value = serde_json::from_slice(&body)?;
-                    let path = self.dir.join(format!("{id}.oracle.json"));
-                    std::fs::write(&path, serde_json::to_string_pretty(&dump)?)?;
+                    oracle::save(&self.dir, &id, &dump)?;
                 }
                 other => tracing::warn!(node = %id, answer = ?other.map(|a| a.0), "no oracle dump"),
             }
@@ -245,15 +245,30 @@ mod tests {
     use checkers::OpType;
     use serde_json::Value;
 
-    fn one_node(dir: &Path) -> (SimCluster, SimClient) {
+    fn nodes(count: usize, dir: &Path) -> (SimCluster, SimClient) {
         let settings = ClusterSettings {
-            rf: 1,
+            rf: count,
+            write_timeout_ms: 300,
+            read_timeout_ms: 300,
             ..ClusterSettings::default()
         };
         let shape = SimNetwork::default();
-        let cluster = SimCluster::start(1, &settings, &shape, dir, 3).expect("a cluster");
+        let cluster = SimCluster::start(count, &settings, &shape, dir, 3).expect("a cluster");
         let client = SimClient::new(cluster.net(), cluster.ids(), Duration::from_secs(5));
         (cluster, client)
+    }
+
+    fn one_node(dir: &Path) -> (SimCluster, SimClient) {
+        nodes(1, dir)
+    }
+
+    /// What node `id` holds for counter `key`, from its oracle dump.
+    async fn held(cluster: &SimCluster, id: &str, key: &str) -> Value {
+        let (status, body) =
+            (cluster.admin(id, Method::GET, "/admin/oracle", None).await).expect("an oracle dump");
+        assert_eq!(status, 200);
+        let dump: Value = serde_json::from_slice(&body).expect("JSON");
+        dump["values"][key].clone()
     }
 
     async fn read(client: &SimClient, key: &CounterKey) -> Value {
@@ -316,5 +331,30 @@ mod tests {
         let lost = pending.await.expect("the add");
         assert_eq!(lost.kind, OpType::Info, "{lost:?}");
         assert_eq!(lost.error.as_deref(), Some("transport_error"));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_node_cut_one_way_acts_on_what_it_gets_but_its_answers_are_lost() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let (cluster, client) = nodes(2, dir.path());
+        let cut = crate::api::FaultsUpdate {
+            cut_to: Some(["n2".to_string()].into()),
+            ..crate::api::FaultsUpdate::default()
+        };
+        let body = serde_json::to_vec(&cut).expect("JSON");
+        let set = cluster
+            .admin("n1", Method::PUT, "/admin/faults", Some(body))
+            .await;
+        assert_eq!(set.map(|a| a.0), Ok(200));
+        let key = CounterKey::new("p", "c").expect("a key");
+        // Through n2 at ALL: n1 takes the write, but n2 never hears that it did.
+        let add = client.add(1, &key, 2, ConsistencyLevel::All).await;
+        assert_eq!(add.kind, OpType::Info, "{add:?}");
+        assert_eq!(held(&cluster, "n1", "p/c").await, 2);
+        // Through n1 at ALL: its message to n2 is lost, so n2 holds at most the first add.
+        let add = client.add(0, &key, 5, ConsistencyLevel::All).await;
+        assert_eq!(add.kind, OpType::Info, "{add:?}");
+        assert_eq!(held(&cluster, "n1", "p/c").await, 7);
+        assert!(held(&cluster, "n2", "p/c").await.as_i64() < Some(7));
     }
 }

@@ -94,7 +94,7 @@ impl SimNet {
     }
 
     /// Takes node `id` off the network, as its process dying would: what it was handling is
-    /// dropped, what it had sent goes nowhere, and what is sent to it is refused.
+    /// dropped, what it sends from now on goes nowhere, and what is sent to it is refused.
     pub fn detach(&self, id: &str) {
         if let Some(host) = lock(&self.hosts).get_mut(id) {
             host.router = None;
@@ -188,6 +188,10 @@ impl SimNet {
             _ = lives.changed() => Err(Undelivered::Lost),
             answer = handled => answer,
         };
+        // A node paused meanwhile sends its answer once it resumes.
+        if !self.awake(to, life).await {
+            return Err(Undelivered::Lost);
+        }
         tokio::time::sleep(self.delay()).await;
         answer
     }

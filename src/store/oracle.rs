@@ -4,6 +4,15 @@
 use super::folder::RunFolder;
 use anyhow::Context;
 use checkers::results::Truth;
+use std::path::Path;
+
+/// Saves node `id`'s oracle dump as `nodes_dir/<id>.oracle.json`.
+pub fn save(nodes_dir: &Path, id: &str, dump: &serde_json::Value) -> std::io::Result<()> {
+    let text = serde_json::to_string_pretty(dump)?;
+    let path = nodes_dir.join(format!("{id}.oracle.json"));
+    std::fs::write(&path, text)
+        .map_err(|e| std::io::Error::new(e.kind(), format!("writing {}: {e}", path.display())))
+}
 
 /// Each counter's value on each node that dumped it; none when the run saved no dumps.
 pub fn read_truth(folder: &RunFolder) -> anyhow::Result<Option<Truth>> {

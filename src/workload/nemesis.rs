@@ -17,6 +17,9 @@ pub enum FaultKind {
     PartitionHalves,
     /// Two halves and one node that still talks to both (Jepsen's bridge).
     Bridge,
+    /// One node's messages to all others are lost, and so are its answers to theirs, while
+    /// theirs still reach it and are acted on (a one-way partition).
+    PartitionOneWay,
     /// kill -9 one node, and restart it when the fault ends: the process dies, what it
     /// wrote to its commit log survives (as with Cassandra's memory-mapped segments).
     Kill,
@@ -103,7 +106,8 @@ impl NemesisSpec {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "fault", rename_all = "kebab-case")]
 pub enum Action {
-    /// Cut every listed link, both ways.
+    /// Cut every listed link: both ways, or for `partition-one-way` only from the first node
+    /// of each pair to the second.
     Partition {
         /// Which kind of partition.
         kind: FaultKind,
@@ -195,7 +199,7 @@ fn plan_action(kind: FaultKind, nodes: &[String], spec: &NemesisSpec, rng: &mut 
     shuffled.shuffle(rng);
     let node = shuffled[0].clone();
     match kind {
-        FaultKind::PartitionOne => Action::Partition {
+        FaultKind::PartitionOne | FaultKind::PartitionOneWay => Action::Partition {
             kind,
             cuts: cuts_between(&shuffled[..1], &shuffled[1..]),
         },
@@ -290,6 +294,27 @@ mod tests {
             interval_s: 2.0,
             ..NemesisSpec::default()
         }
+    }
+
+    #[test]
+    fn a_one_way_partition_cuts_one_node_towards_every_other() {
+        let nodes: Vec<String> = (1..=5).map(|i| format!("n{i}")).collect();
+        let spec = NemesisSpec::default();
+        let mut rng = StdRng::seed_from_u64(9);
+        let Action::Partition { kind, cuts } =
+            plan_action(FaultKind::PartitionOneWay, &nodes, &spec, &mut rng)
+        else {
+            panic!("a partition");
+        };
+        assert_eq!(kind, FaultKind::PartitionOneWay);
+        assert_eq!(cuts.len(), 4, "{cuts:?}");
+        let from = &cuts[0].0;
+        assert!(cuts.iter().all(|(a, _)| a == from), "{cuts:?}");
+        let to: std::collections::BTreeSet<&String> = cuts.iter().map(|(_, b)| b).collect();
+        assert_eq!(to.len(), 4);
+        assert!(!to.contains(from));
+        let text = serde_json::to_string(&FaultKind::PartitionOneWay).expect("JSON");
+        assert_eq!(text, "\"partition-one-way\"");
     }
 
     #[test]

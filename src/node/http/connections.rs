@@ -34,6 +34,9 @@ pub async fn serve(
     tokio::pin!(shutdown);
     loop {
         let (stream, from) = tokio::select! {
+            // A shutdown first: a stream of connections never holds it off.
+            biased;
+            _ = &mut shutdown => break,
             accepted = listener.accept() => match accepted {
                 Ok(pair) => pair,
                 Err(e) => {
@@ -43,7 +46,6 @@ pub async fn serve(
                     continue;
                 }
             },
-            _ = &mut shutdown => break,
         };
         let _ = stream.set_nodelay(true);
         let router = router.clone();

@@ -135,7 +135,7 @@ impl Peers {
             .ok_or_else(|| PeerError::Unknown(peer.to_string()))?;
         let (cut, delay) = {
             let faults = self.faults.read().unwrap_or_else(|e| e.into_inner());
-            (faults.cut.contains(peer), faults.delay_to(peer))
+            (faults.sends_nothing_to(peer), faults.delay_to(peer))
         };
         if cut {
             // A partition drops messages: the caller hears nothing until it gives up.

@@ -75,7 +75,7 @@ async fn within_request_timeout(
 /// Every request passes here: the admin and internal planes need the cluster's secret
 /// (or, on a node without one, a loopback caller); admin requests then go straight through;
 /// others wait while the node is paused, and those from a peer whose link is cut are never
-/// answered in time.
+/// answered in time (cut one way: acted on, and never answered in time).
 async fn guard(
     State(node): State<Arc<Node>>,
     ConnectInfo(from): ConnectInfo<SocketAddr>,
@@ -116,17 +116,27 @@ async fn guard(
         .map(str::to_string);
     if let Some(sender) = sender {
         if node.faults().cut.contains(&sender) {
-            let settings = node.settings();
-            tokio::time::sleep(settings.write_timeout() + settings.read_timeout()).await;
-            return ApiError::Unavailable {
-                alive: 0,
-                block_for: 0,
-            }
-            .into_response();
+            return lost(&node).await;
         }
         node.peers.heard_from(&sender);
+        if node.faults().cut_to.contains(&sender) {
+            // Cut one way: the request arrived and is acted on, but the answer is lost.
+            let _ = next.run(request).await;
+            return lost(&node).await;
+        }
     }
     next.run(request).await
+}
+
+/// An answer that never arrives in time: the sender gives up before it is sent.
+async fn lost(node: &Node) -> Response {
+    let settings = node.settings();
+    tokio::time::sleep(settings.write_timeout() + settings.read_timeout()).await;
+    ApiError::Unavailable {
+        alive: 0,
+        block_for: 0,
+    }
+    .into_response()
 }
 
 /// Whether `ip` is a loopback address, an IPv4 one mapped into IPv6 (`::ffff:127.0.0.1`,

@@ -149,7 +149,9 @@ impl Work {
                 log_io("compaction", done);
             }
             Work::Repair => {
-                admin::repair(node).await;
+                // In a task of its own, so that a panic in it stops this repair alone.
+                let node = node.clone();
+                let _ = tokio::spawn(async move { admin::repair(&node).await }).await;
             }
         }
     }
@@ -171,6 +173,7 @@ fn shutdown_signal() -> std::io::Result<impl std::future::Future<Output = ()>> {
     let mut interrupt = signal(SignalKind::interrupt())?;
     Ok(async move {
         tokio::select! {
+            biased;
             _ = term.recv() => {}
             _ = interrupt.recv() => {}
         }
