@@ -164,8 +164,9 @@ impl SimCluster {
             return Ok(0);
         };
         self.net.detach(id);
-        if let Some((_, tasks)) = self.nodes[i].running.take() {
+        if let Some((node, tasks)) = self.nodes[i].running.take() {
             tasks.iter().for_each(JoinHandle::abort);
+            node.stop();
         }
         match power_loss {
             true => commitlog::lose_unsynced(&self.dir.join(id)),
@@ -356,5 +357,27 @@ mod tests {
         assert_eq!(add.kind, OpType::Info, "{add:?}");
         assert_eq!(held(&cluster, "n1", "p/c").await, 7);
         assert!(held(&cluster, "n2", "p/c").await.as_i64() < Some(7));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_killed_node_sends_nothing_more_even_what_it_had_started_to_send() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let (mut cluster, client) = nodes(2, dir.path());
+        let key = CounterKey::new("p", "c").expect("a key");
+        let add = client.add(0, &key, 3, ConsistencyLevel::All).await;
+        assert_eq!(add.kind, OpType::Ok, "{add:?}");
+        // n1's delete reaches n1 alone at first: its message to n2 waits for n2 to resume.
+        cluster.net().pause("n2", true);
+        let delete = crate::api::DeleteScope::Row;
+        let deleted = client.delete(0, &key, delete, ConsistencyLevel::One).await;
+        assert_eq!(deleted.kind, OpType::Ok, "{deleted:?}");
+        cluster.kill("n1", false).expect("a kill");
+        cluster.net().pause("n2", false);
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        assert_eq!(
+            held(&cluster, "n2", "p/c").await,
+            3,
+            "a dead node's message arrived"
+        );
     }
 }

@@ -68,7 +68,7 @@ async fn add(
     // coordinator stopped waiting, at the write timeout.
     let forward = {
         let (node, leader) = (node.clone(), leader.clone());
-        tokio::spawn(async move {
+        node.clone().peers.spawn(async move {
             node.peers
                 .call::<_, AddResponse>(&leader, "/internal/lead", Some(&lead))
                 .await

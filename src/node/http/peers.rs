@@ -6,9 +6,11 @@ use crate::api::Faults;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
+use std::future::Future;
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 use tokio::sync::mpsc;
+use tokio::task::{AbortHandle, JoinHandle};
 use tokio::time::Instant;
 
 /// How long a peer that could not be reached counts as down before it is tried again.
@@ -51,6 +53,9 @@ pub struct Peers {
     addrs: RwLock<BTreeMap<String, String>>,
     down: Mutex<HashMap<String, Instant>>,
     faults: Arc<RwLock<Faults>>,
+    /// The tasks that carry this node's messages, so that a simulated kill stops them as a
+    /// process's death would.
+    in_flight: Mutex<Vec<AbortHandle>>,
 }
 
 impl Peers {
@@ -69,7 +74,26 @@ impl Peers {
             addrs: RwLock::new(addrs),
             down: Mutex::new(HashMap::new()),
             faults,
+            in_flight: Mutex::new(Vec::new()),
         }
+    }
+
+    /// Starts a task that carries this node's messages; [`Peers::stop`] stops it.
+    pub fn spawn<T: Send + 'static>(
+        &self,
+        task: impl Future<Output = T> + Send + 'static,
+    ) -> JoinHandle<T> {
+        let handle = tokio::spawn(task);
+        let mut in_flight = self.in_flight.lock().unwrap_or_else(|e| e.into_inner());
+        in_flight.retain(|t| !t.is_finished());
+        in_flight.push(handle.abort_handle());
+        handle
+    }
+
+    /// Stops every task [`Peers::spawn`] started that still runs, as the node's death would.
+    pub fn stop(&self) {
+        let mut in_flight = self.in_flight.lock().unwrap_or_else(|e| e.into_inner());
+        in_flight.drain(..).for_each(|t| t.abort());
     }
 
     /// Replaces the peer list.
@@ -189,7 +213,7 @@ impl Peers {
                 path.to_string(),
                 body.clone(),
             );
-            tokio::spawn(async move {
+            self.spawn(async move {
                 match me.call::<B, R>(&peer, &path, Some(&body)).await {
                     Ok(answer) => {
                         let _ = tx.send((peer, answer)).await;

@@ -135,7 +135,7 @@ fn ask(
     let (tx, node) = (tx.clone(), node.clone());
     let path = internal_read_path(partition, cell);
     let (partition, cell) = (partition.to_string(), cell.map(str::to_string));
-    tokio::spawn(async move {
+    node.clone().peers.spawn(async move {
         let answer = if replica == node.id {
             node.replica_read(&partition, cell.as_deref())
         } else {

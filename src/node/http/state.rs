@@ -112,6 +112,12 @@ impl Node {
         tokio::task::spawn_blocking(move || work(&node)).await.ok()
     }
 
+    /// Stops the tasks carrying this node's messages, as its process dying would (a
+    /// simulated kill; a real one ends the process).
+    pub fn stop(&self) {
+        self.peers.stop();
+    }
+
     /// This node's clock, µs (the system clock plus the fault plane's offset).
     pub(super) fn now(&self) -> u64 {
         let offset_ms = self.faults().clock_offset_ms;
