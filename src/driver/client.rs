@@ -37,8 +37,11 @@ impl Outcome {
 }
 
 /// A counter service the driver can talk to; another transport (a user's own service, a
-/// simulated network) implements this without touching the generator.
+/// simulated network) implements `call` without touching the generator.
 pub trait CounterClient: Send + Sync + 'static {
+    /// Sends one data-plane request through node number `node`.
+    fn call(&self, node: usize, call: DataCall) -> impl Future<Output = Outcome> + Send;
+
     /// Adds `delta` to `key` through node number `node`.
     fn add(
         &self,
@@ -46,7 +49,10 @@ pub trait CounterClient: Send + Sync + 'static {
         key: &CounterKey,
         delta: i64,
         cl: ConsistencyLevel,
-    ) -> impl Future<Output = Outcome> + Send;
+    ) -> impl Future<Output = Outcome> + Send {
+        let key = key.clone();
+        self.call(node, DataCall::Add { key, delta, cl })
+    }
 
     /// Reads `key` through node number `node`.
     fn read(
@@ -54,7 +60,10 @@ pub trait CounterClient: Send + Sync + 'static {
         node: usize,
         key: &CounterKey,
         cl: ConsistencyLevel,
-    ) -> impl Future<Output = Outcome> + Send;
+    ) -> impl Future<Output = Outcome> + Send {
+        let key = key.clone();
+        self.call(node, DataCall::Read { key, cl })
+    }
 
     /// Deletes `key` (its row or column, or its whole partition) through node number `node`.
     fn delete(
@@ -63,7 +72,10 @@ pub trait CounterClient: Send + Sync + 'static {
         key: &CounterKey,
         scope: DeleteScope,
         cl: ConsistencyLevel,
-    ) -> impl Future<Output = Outcome> + Send;
+    ) -> impl Future<Output = Outcome> + Send {
+        let key = key.clone();
+        self.call(node, DataCall::Delete { key, scope, cl })
+    }
 
     /// Reads every counter of `partition` through node number `node`.
     fn scan(
@@ -71,7 +83,10 @@ pub trait CounterClient: Send + Sync + 'static {
         node: usize,
         partition: &str,
         cl: ConsistencyLevel,
-    ) -> impl Future<Output = Outcome> + Send;
+    ) -> impl Future<Output = Outcome> + Send {
+        let partition = partition.to_string();
+        self.call(node, DataCall::Scan { partition, cl })
+    }
 }
 
 /// Talks to nodes over the HTTP API of docs/node-api.md.
@@ -159,42 +174,8 @@ fn ok(value: Value, node: String, tombstones: Option<u64>) -> Outcome {
     }
 }
 
-impl HttpClient {
+impl CounterClient for HttpClient {
     async fn call(&self, node: usize, call: DataCall) -> Outcome {
         outcome_of(&call, self.data.raw(self.addr(node), &call).await)
-    }
-}
-
-impl CounterClient for HttpClient {
-    async fn add(
-        &self,
-        node: usize,
-        key: &CounterKey,
-        delta: i64,
-        cl: ConsistencyLevel,
-    ) -> Outcome {
-        let key = key.clone();
-        self.call(node, DataCall::Add { key, delta, cl }).await
-    }
-
-    async fn read(&self, node: usize, key: &CounterKey, cl: ConsistencyLevel) -> Outcome {
-        let key = key.clone();
-        self.call(node, DataCall::Read { key, cl }).await
-    }
-
-    async fn delete(
-        &self,
-        node: usize,
-        key: &CounterKey,
-        scope: DeleteScope,
-        cl: ConsistencyLevel,
-    ) -> Outcome {
-        let key = key.clone();
-        self.call(node, DataCall::Delete { key, scope, cl }).await
-    }
-
-    async fn scan(&self, node: usize, partition: &str, cl: ConsistencyLevel) -> Outcome {
-        let partition = partition.to_string();
-        self.call(node, DataCall::Scan { partition, cl }).await
     }
 }

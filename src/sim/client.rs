@@ -2,7 +2,7 @@
 //! simulated network, and its answer means what a real one would.
 
 use super::net::{call_error, request, SimNet};
-use crate::api::{ConsistencyLevel, CounterKey, DataCall, DeleteScope};
+use crate::api::DataCall;
 use crate::driver::{outcome_of, CounterClient, Outcome};
 use std::sync::Arc;
 use std::time::Duration;
@@ -19,7 +19,9 @@ impl SimClient {
     pub fn new(net: Arc<SimNet>, ids: Vec<String>, timeout: Duration) -> Self {
         SimClient { net, ids, timeout }
     }
+}
 
+impl CounterClient for SimClient {
     async fn call(&self, node: usize, call: DataCall) -> Outcome {
         let id = &self.ids[node % self.ids.len()];
         let (method, url, body) = call.request(id);
@@ -33,39 +35,5 @@ impl SimClient {
             Err(_) => Err(call_error(None)),
         };
         outcome_of(&call, raw)
-    }
-}
-
-impl CounterClient for SimClient {
-    async fn add(
-        &self,
-        node: usize,
-        key: &CounterKey,
-        delta: i64,
-        cl: ConsistencyLevel,
-    ) -> Outcome {
-        let key = key.clone();
-        self.call(node, DataCall::Add { key, delta, cl }).await
-    }
-
-    async fn read(&self, node: usize, key: &CounterKey, cl: ConsistencyLevel) -> Outcome {
-        let key = key.clone();
-        self.call(node, DataCall::Read { key, cl }).await
-    }
-
-    async fn delete(
-        &self,
-        node: usize,
-        key: &CounterKey,
-        scope: DeleteScope,
-        cl: ConsistencyLevel,
-    ) -> Outcome {
-        let key = key.clone();
-        self.call(node, DataCall::Delete { key, scope, cl }).await
-    }
-
-    async fn scan(&self, node: usize, partition: &str, cl: ConsistencyLevel) -> Outcome {
-        let partition = partition.to_string();
-        self.call(node, DataCall::Scan { partition, cl }).await
     }
 }
