@@ -6,6 +6,7 @@ use crate::error::BadInput;
 use crate::store::folder::{is_run, RunFolder, HISTORY};
 use crate::store::oracle::read_truth;
 use crate::store::{write_json, RunRecord};
+use crate::workload::system::System;
 use checkers::history::{
     detect_file, read_history, Format, HistoryError, JsonlReader, ReadOptions,
 };
@@ -14,6 +15,7 @@ use checkers::linear::{LinOptions, LinResult, Spill};
 use checkers::results::{check, CheckOptions, Results};
 use checkers::tombstones::Thresholds;
 use checkers::Op;
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::sync_channel;
 use std::time::Duration;
@@ -215,6 +217,9 @@ fn check_options(target: &Target, keep_reads: bool) -> anyhow::Result<CheckOptio
     };
     let absent_is_zero =
         target.absent_is_zero || record.as_ref().is_some_and(|r| r.workload.absent_is_zero);
+    let system = record
+        .as_ref()
+        .map_or(System::Bundled, |r| r.workload.system);
     Ok(CheckOptions {
         reading: Reading { absent_is_zero },
         workload: record.as_ref().map(|r| r.workload.name.clone()),
@@ -225,7 +230,26 @@ fn check_options(target: &Target, keep_reads: bool) -> anyhow::Result<CheckOptio
         oracle,
         // The linearizability checker's spill goes beside the history it checks.
         scratch: target.history.parent().map(Path::to_path_buf),
+        not_applicable: not_applicable(system),
     })
+}
+
+/// The checkers that mean nothing for `system`, with why: tombstone thresholds and the
+/// nodes' true state are the bundled nodes' own.
+fn not_applicable(system: System) -> BTreeMap<String, String> {
+    if system == System::Bundled {
+        return BTreeMap::new();
+    }
+    BTreeMap::from([
+        (
+            "tombstones".to_string(),
+            format!("not applicable to {system}: it has no tombstone thresholds"),
+        ),
+        (
+            "oracle".to_string(),
+            format!("not applicable to {system}: the run has no dump of its true state"),
+        ),
+    ])
 }
 
 /// In a run folder, results.json.

@@ -21,4 +21,5 @@ pub mod shutdown;
 pub mod sim;
 pub mod soak;
 pub mod store;
+pub mod systems;
 pub mod workload;

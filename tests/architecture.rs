@@ -180,24 +180,32 @@ fn no_two_source_files_import_each_other_in_either_crate() {
 
 #[test]
 fn no_room_imports_a_room_after_it() {
-    let rules: [(&str, &[&str]); 6] = [
+    let rules: [(&str, &[&str]); 7] = [
         (
             "report",
             &[
                 "soak", "runner", "check", "driver", "cluster", "node", "cli", "sim", "hunt",
+                "systems",
             ],
         ),
         (
             "node",
             &[
                 "driver", "report", "workload", "soak", "cluster", "cli", "runner", "check",
-                "store", "sim", "hunt",
+                "store", "sim", "hunt", "systems",
             ],
         ),
         (
             "workload",
             &[
-                "node", "driver", "cluster", "report", "soak", "cli", "sim", "hunt",
+                "node", "driver", "cluster", "report", "soak", "cli", "sim", "hunt", "systems",
+            ],
+        ),
+        // A real system's processes stand where the bundled nodes' do: beside the driver.
+        (
+            "systems",
+            &[
+                "node", "driver", "report", "soak", "cli", "runner", "check", "sim", "hunt",
             ],
         ),
         // The simulated cluster stands where the node processes do: beside the driver.
@@ -212,6 +220,7 @@ fn no_room_imports_a_room_after_it() {
             "api",
             &[
                 "node", "driver", "workload", "cluster", "report", "soak", "cli", "sim", "hunt",
+                "systems",
             ],
         ),
     ];

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 /// Root, with the right to make a namespace (a container's root may lack it): the same
 /// probe the run makes, by a name no run takes for its own.
-fn netns_available() -> bool {
+pub fn netns_available() -> bool {
     let ip = |args: &[&str]| {
         std::process::Command::new("ip")
             .args(args)

@@ -17,5 +17,6 @@ mod scenarios;
 mod semantics_doc;
 mod sim;
 mod soak_workflow;
+mod systems;
 mod target_runs;
 mod workloads;

@@ -39,6 +39,10 @@ fn promise_broken(name: &str) -> Option<String> {
     let Some(expect) = w.expect else {
         return Some(format!("{name}: names no [expect] table"));
     };
+    let programs: Vec<&str> = w.system.programs().iter().map(|(p, _)| *p).collect();
+    if !crate::systems::installed(&programs) {
+        return None;
+    }
     let results = tempfile::tempdir().expect("temp dir");
     let seed = expect.seed.to_string();
     let out = run(&[

@@ -36,6 +36,8 @@ pub struct CheckOptions {
     /// Where the linearizability checker spills the history while it streams by (the
     /// system's temporary folder when `None`).
     pub scratch: Option<PathBuf>,
+    /// Checkers that do not apply to the system tested, by results.json's key, with why.
+    pub not_applicable: BTreeMap<String, String>,
 }
 
 /// What the nodes held when the run ended: counter → node → value.
@@ -111,6 +113,10 @@ pub struct Results {
     /// What the reader tolerated, such as a truncated last line.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
+    /// Checkers that do not apply to the system tested (key as in `checkers`), with why;
+    /// the summary and the report say so instead of their figures.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub not_applicable: BTreeMap<String, String>,
 }
 
 /// Runs every checker over a history in one pass.
@@ -194,5 +200,6 @@ pub fn check(
         absent_is_zero: options.reading.absent_is_zero,
         checkers,
         warnings: Vec::new(),
+        not_applicable: options.not_applicable.clone(),
     })
 }

@@ -5,6 +5,7 @@ use crate::driver::{sequences, target};
 use crate::error::BadInput;
 use crate::runner::{run as run_plan, RunPlan};
 use crate::store::{RunFolder, RunRecord};
+use crate::workload::system::System;
 use crate::workload::{self, mix::Pattern, net::NetMode};
 use checkers::Validity;
 use clap::Args;
@@ -53,6 +54,10 @@ pub struct RunArgs {
     /// partitions as nftables rules; needs root).
     #[arg(long)]
     pub net: Option<NetMode>,
+    /// The system under test (overrides the workload): `bundled` (our nodes), `etcd` or
+    /// `redis` (with Sentinel), started by the run from the binaries on PATH.
+    #[arg(long, conflicts_with_all = ["target", "sim"])]
+    pub system: Option<System>,
     /// Run the whole cluster in this process on a simulated network and clock: the same
     /// seed gives the same history, byte for byte, and faster than real time.
     #[arg(long, conflicts_with_all = ["target", "net"])]
@@ -86,6 +91,7 @@ fn plan(args: RunArgs) -> anyhow::Result<RunPlan> {
     w.rate = args.rate.unwrap_or(w.rate);
     w.absent_is_zero |= args.absent_is_zero;
     w.net = args.net.unwrap_or(w.net);
+    w.system = args.system.unwrap_or(w.system);
     if args.sim {
         // The simulation has a network of its own.
         w.net = NetMode::Loopback;

@@ -25,7 +25,8 @@ pub struct Outcome {
 }
 
 impl Outcome {
-    fn failed(kind: OpType, error: impl Into<String>) -> Self {
+    /// A request that got no usable answer: `Fail` (certainly not applied) or `Info`.
+    pub fn failed(kind: OpType, error: impl Into<String>) -> Self {
         Outcome {
             kind,
             value: Value::Null,
@@ -75,6 +76,12 @@ pub trait CounterClient: Send + Sync + 'static {
     ) -> impl Future<Output = Outcome> + Send {
         let key = key.clone();
         self.call(node, DataCall::Delete { key, scope, cl })
+    }
+
+    /// Reads `key` as node number `node` holds it once the cluster is healed, for the
+    /// convergence check: by default a read at ALL through it.
+    fn final_read(&self, node: usize, key: &CounterKey) -> impl Future<Output = Outcome> + Send {
+        self.read(node, key, ConsistencyLevel::All)
     }
 
     /// Reads every counter of `partition` through node number `node`.
@@ -164,7 +171,8 @@ fn outcome<T>(
     }
 }
 
-fn ok(value: Value, node: String, tombstones: Option<u64>) -> Outcome {
+/// A request that succeeded: its value, the node that answered, the tombstones it scanned.
+pub fn ok(value: Value, node: String, tombstones: Option<u64>) -> Outcome {
     Outcome {
         kind: OpType::Ok,
         value,

@@ -2,12 +2,15 @@
 //! invoke and completion in the history.
 
 mod client;
+pub mod etcd;
 mod nemesis;
 mod pacer;
 pub mod plane;
 mod progress;
 mod recorder;
+pub mod redis;
 pub mod sequences;
+pub mod system_plane;
 pub mod target;
 
 pub use client::{outcome_of, CounterClient, HttpClient, Outcome};
@@ -275,7 +278,7 @@ pub async fn final_reads<C: CounterClient>(
         if workload.pattern != crate::workload::mix::Pattern::Queue {
             for key in &keys {
                 let invoke = call(process, F::Read, &key.to_string(), cl);
-                perform(recorder, invoke, client.read(node, key, cl)).await?;
+                perform(recorder, invoke, client.final_read(node, key)).await?;
                 process += 1;
             }
         } else {

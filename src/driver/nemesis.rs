@@ -184,24 +184,25 @@ impl<P: Plane> Nemesis<P> {
         if stop.load(Ordering::Relaxed) {
             return Ok(());
         }
-        let value = serde_json::to_value(&fault.action).unwrap_or(Value::Null);
-        if let Action::Maintenance { .. } = fault.action {
-            self.record(fault.action.name().to_string(), value.clone())?;
-            self.start(&fault.action, &stop).await;
+        let action = self.plane.aim(fault.action).await;
+        let value = serde_json::to_value(&action).unwrap_or(Value::Null);
+        if let Action::Maintenance { .. } = action {
+            self.record(action.name().to_string(), value.clone())?;
+            self.start(&action, &stop).await;
             return Ok(());
         }
-        self.record(format!("start-{}", fault.action.name()), value.clone())?;
+        self.record(format!("start-{}", action.name()), value.clone())?;
         let fault_stop = Arc::new(AtomicBool::new(false));
-        self.start(&fault.action, &fault_stop).await;
+        self.start(&action, &fault_stop).await;
         let until = Instant::now() + Duration::from_secs_f64(fault.duration_s);
         while Instant::now() < until && !stop.load(Ordering::Relaxed) {
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
         fault_stop.store(true, Ordering::Relaxed);
-        if let Err(e) = self.stop(&fault.action).await {
+        if let Err(e) = self.stop(&action).await {
             tracing::warn!(error = %e, "nemesis: could not undo a fault");
         }
-        self.record(format!("stop-{}", fault.action.name()), value)
+        self.record(format!("stop-{}", action.name()), value)
     }
 
     /// Runs the whole schedule from `started`; faults still on when `stop` is set end early.

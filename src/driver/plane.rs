@@ -4,7 +4,7 @@
 
 use crate::api::{AdminClient, FaultsUpdate};
 use crate::cluster::{Cluster, Network};
-use crate::workload::nemesis::FaultKind;
+use crate::workload::nemesis::{Action, FaultKind};
 use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
 use std::collections::{BTreeMap, BTreeSet};
@@ -70,6 +70,12 @@ pub trait Plane: Send + Sync + 'static {
     /// Delays every message to and from `node` by `ms` (0 restores its links).
     fn slow(&self, node: &str, ms: u64) -> impl Future<Output = Result<(), String>> + Send {
         slow_through_faults(self, node, ms)
+    }
+
+    /// The fault to play for `action` as planned: by default the same; a plane may aim it
+    /// at another node (Redis: a kill or pause hits the primary of the moment).
+    fn aim(&self, action: Action) -> impl Future<Output = Action> + Send {
+        async { action }
     }
 
     /// Restores `node`'s links where they are played outside its fault plane (which the

@@ -111,6 +111,17 @@ fn network(run: &Value) -> Value {
     }
 }
 
+/// The real system a run tested, with its version; null for the bundled nodes.
+fn system(run: &Value) -> Value {
+    match (
+        run["system"]["name"].as_str(),
+        run["system"]["version"].as_str(),
+    ) {
+        (Some(name), Some(version)) => Value::from(format!("{name} ({version})")),
+        _ => Value::Null,
+    }
+}
+
 fn run_section(out: &mut String, run: Option<&RunRecord>, history: &[Op]) {
     let Some(run) = run.and_then(|r| serde_json::to_value(r).ok()) else {
         return;
@@ -125,6 +136,7 @@ fn run_section(out: &mut String, run: Option<&RunRecord>, history: &[Op]) {
         ("finished", to_the_second(&run["finished"])),
         ("interrupted", run["interrupted"].clone()),
         ("nodes", workload["nodes"].clone()),
+        ("system", system(&run)),
         ("mode", workload["cluster"]["mode"].clone()),
         ("time limit (s)", workload["time_limit"].clone()),
         ("concurrency", workload["concurrency"].clone()),
@@ -178,6 +190,15 @@ fn checkers_section(out: &mut String, results: &Results) {
     out.push_str("<table>\n<tr><th>checker</th><th>verdict</th><th>figures</th></tr>\n");
     let checkers = serde_json::to_value(&results.checkers).unwrap_or_default();
     for (name, result) in checkers.as_object().into_iter().flatten() {
+        if let Some(why) = results.not_applicable.get(name) {
+            let _ = writeln!(
+                out,
+                "<tr><td>{}</td><td><span class=\"tag\">n/a</span></td><td>{}</td></tr>",
+                escape(name),
+                escape(why)
+            );
+            continue;
+        }
         let valid = verdict_word(&result["valid"]);
         let mut figures = Vec::new();
         for (field, value) in result.as_object().into_iter().flatten() {

@@ -64,6 +64,9 @@ pub fn render(results: &Results, run_dir: Option<&Path>) -> String {
                 .unwrap_or_default(),
         );
     }
+    for (name, why) in &results.not_applicable {
+        let _ = writeln!(out, "  {name}: {why}");
+    }
     availability_line(&mut out, stats);
     convergence_lines(&mut out, results);
     if let Some(lin) = &results.checkers.linearizable {

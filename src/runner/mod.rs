@@ -3,13 +3,14 @@
 
 use crate::api::AdminClient;
 use crate::check::{self, Target};
-use crate::cluster::{node_ids, Cluster, Network};
+use crate::cluster::{node_ids, Network};
 use crate::driver::{target, HttpClient, Processes, Recorder};
 use crate::error::BadInput;
 use crate::report::{index, run_report, summary};
 use crate::store::{NodeRecord, RunFolder, RunRecord};
 use crate::workload::nemesis::FaultKind;
 use crate::workload::net::NetMode;
+use crate::workload::system::System;
 use crate::workload::Workload;
 use anyhow::Context;
 use checkers::{Results, Validity};
@@ -18,10 +19,11 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::sync::Mutex;
 
+mod bundled;
 mod load;
 mod sim;
+mod system;
 
 /// What a run was asked to do, after flags were applied to the workload file.
 pub struct RunPlan {
@@ -81,6 +83,19 @@ pub async fn execute(mut plan: RunPlan) -> anyhow::Result<RunOutcome> {
         }
         crate::cluster::netns::check_available().map_err(|e| BadInput::Usage(e.to_string()))?;
     }
+    let system = plan.workload.system;
+    if system != System::Bundled {
+        if plan.sim || !plan.targets.is_empty() {
+            let message = format!(
+                "--system {system} starts {system} on this machine: drop --sim and --target"
+            );
+            return Err(BadInput::Usage(message).into());
+        }
+        // Once the flags are on (`--net` decides whether partitions can be played).
+        let refused = crate::workload::fits::fits_its_system(&plan.workload);
+        refused.map_err(|e| BadInput::Usage(format!("--system {system}: {e}")))?;
+        crate::systems::check_installed(system).map_err(|e| BadInput::Usage(e.to_string()))?;
+    }
     if plan.sim && (!plan.targets.is_empty() || plan.workload.net == NetMode::Netns) {
         let message = "--sim runs the bundled nodes in this process on a simulated network: drop --target and --net netns";
         return Err(BadInput::Usage(message.into()).into());
@@ -122,7 +137,6 @@ pub async fn execute(mut plan: RunPlan) -> anyhow::Result<RunOutcome> {
         let nodes = sim::run(w, seed, folder.nodes(), history, interrupted.clone()).await?;
         record.nodes = nodes;
     } else if plan.targets.is_empty() {
-        let binary = std::env::current_exe().context("finding this program to start nodes")?;
         let network = match plan.workload.net {
             NetMode::Netns => {
                 let made = Network::create(&node_ids(plan.workload.nodes));
@@ -141,50 +155,21 @@ pub async fn execute(mut plan: RunPlan) -> anyhow::Result<RunOutcome> {
             }
             NetMode::Loopback => None,
         };
-        let cluster = Cluster::start(
-            &binary,
-            plan.workload.nodes,
-            &plan.workload.cluster,
-            &folder.nodes(),
-            plan.seed,
-            network,
-        )
-        .await
-        .context("starting the cluster")?;
-        record.nodes = cluster
-            .nodes()
-            .iter()
-            .map(|n| NodeRecord {
-                id: n.id.clone(),
-                addr: n.addr.clone(),
-                pid: n.pid,
-            })
-            .collect();
-        record.write(&folder)?;
-        if plan.panic_after_start {
-            panic!(
-                "--panic-after-start: panicking with {} nodes running",
-                cluster.nodes().len()
-            );
+        if system != System::Bundled {
+            let seed = plan.seed;
+            system::run(&folder, &mut record, seed, network, interrupted.clone()).await?;
+        } else {
+            let binary = std::env::current_exe().context("finding this program to start nodes")?;
+            bundled::run(
+                &plan,
+                &folder,
+                &mut record,
+                binary,
+                network,
+                interrupted.clone(),
+            )
+            .await?;
         }
-        let addrs = cluster.addrs();
-        let (admin, network) = (cluster.admin(Duration::from_secs(5)), cluster.network());
-        let cluster = Arc::new(Mutex::new(cluster));
-        let plane = Processes::new(cluster.clone(), network, admin);
-        let drove = drive_load(
-            &plan,
-            &folder.history(),
-            addrs,
-            Some(Arc::new(plane)),
-            &[],
-            interrupted.clone(),
-        )
-        .await;
-        let mut cluster = cluster.lock().await;
-        let saved = cluster.save_oracles().await;
-        cluster.stop().await;
-        drove?;
-        saved.context("saving the nodes' oracle dumps")?;
     } else {
         // Someone else's service: no process of ours to kill, no oracle.
         let addrs: Vec<(String, String)> = plan

@@ -9,4 +9,4 @@ pub mod record;
 
 pub use folder::{run_folders, RunFolder};
 pub use json::write_json;
-pub use record::{NodeRecord, RunRecord};
+pub use record::{NodeRecord, RunRecord, SystemRecord};

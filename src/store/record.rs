@@ -4,6 +4,7 @@
 use super::folder::RunFolder;
 use super::json::write_json;
 use crate::workload::net::Topology;
+use crate::workload::system::System;
 use crate::workload::Workload;
 use serde::{Deserialize, Deserializer, Serialize};
 use std::path::PathBuf;
@@ -17,6 +18,28 @@ pub struct NodeRecord {
     pub addr: String,
     /// The process id.
     pub pid: u32,
+}
+
+/// The real system a run tested: which, its version and its configuration.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SystemRecord {
+    /// `etcd` or `redis`.
+    pub name: System,
+    /// What the system's binary says of its version.
+    pub version: String,
+    /// The configuration its processes were started with.
+    pub config: serde_json::Value,
+}
+
+impl SystemRecord {
+    /// The record of `name` at `version` with `config`.
+    pub fn new(name: System, version: String, config: serde_json::Value) -> Self {
+        SystemRecord {
+            name,
+            version,
+            config,
+        }
+    }
 }
 
 /// run.json.
@@ -56,6 +79,9 @@ pub struct RunRecord {
     /// With `--net netns`: the namespaces, bridge and addresses the run made.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub network: Option<Topology>,
+    /// The real system the run started (etcd, Redis); none for the bundled nodes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub system: Option<SystemRecord>,
 }
 
 /// Why run.json could not be read.
@@ -95,6 +121,7 @@ impl RunRecord {
             faults_note: None,
             sim: false,
             network: None,
+            system: None,
         }
     }
 

@@ -2,6 +2,7 @@
 
 pub mod budget;
 pub mod expect;
+pub mod fits;
 mod generator;
 pub mod mix;
 pub mod nemesis;
@@ -9,6 +10,7 @@ pub mod net;
 pub mod phases;
 pub mod seed;
 mod spec;
+pub mod system;
 
 pub use budget::Budget;
 pub use expect::Expect;

@@ -4,6 +4,7 @@ use super::mix::{KeyDistribution, Mix, Pattern};
 use super::nemesis::NemesisSpec;
 use super::net::{NetMode, SimNetwork};
 use super::phases::Phases;
+use super::system::{EtcdSpec, RedisSpec, System};
 use crate::api::invalid::{unless, Invalid};
 use crate::api::ClusterSettings;
 use crate::api::ConsistencyLevel;
@@ -156,6 +157,12 @@ pub struct Workload {
     pub net: NetMode,
     /// The simulated network of `--sim` runs.
     pub sim: SimNetwork,
+    /// The system under test: `bundled` (our nodes), `etcd` or `redis`.
+    pub system: System,
+    /// How a run talks to etcd.
+    pub etcd: EtcdSpec,
+    /// How a run sets up Redis and Sentinel.
+    pub redis: RedisSpec,
     /// What a soak run may show and still pass the nightly.
     pub budget: super::budget::Budget,
     /// What the workload exists to show, and the seed that shows it; none for a user's own.
@@ -195,6 +202,9 @@ impl Default for Workload {
             cluster: ClusterSettings::default(),
             net: NetMode::Loopback,
             sim: SimNetwork::default(),
+            system: System::Bundled,
+            etcd: EtcdSpec::default(),
+            redis: RedisSpec::default(),
             budget: super::budget::Budget::default(),
             expect: None,
             absent_is_zero: false,
@@ -271,6 +281,7 @@ impl Workload {
         self.phases.validate()?;
         self.nemesis.validate()?;
         self.sim.validate()?;
+        self.redis.validate(self.nodes)?;
         for key in &self.keys {
             if let Err(e) = key.parse::<crate::api::CounterKey>() {
                 return Err(Invalid {

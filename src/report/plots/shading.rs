@@ -67,6 +67,8 @@ pub fn colour(kind: &str) -> RGBColor {
         "compact" => RGBColor(227, 119, 194),
         "repair" => RGBColor(0, 0, 128),
         "heal" => RGBColor(0, 0, 0),
+        // Done by the system itself (Redis's sentinels), seen by the run.
+        "failover" => RGBColor(0, 128, 128),
         _ => RGBColor(127, 127, 127),
     }
 }
@@ -118,8 +120,12 @@ where
             let line = DashedLineSeries::new([(x, y.0), (x, y.1)], 6, 4, style);
             let drawn = chart.draw_series(line).map_err(|e| e.to_string())?;
             if i == 0 {
+                let by = match action {
+                    "failover" => "system",
+                    _ => "nemesis",
+                };
                 drawn
-                    .label(format!("{action} (nemesis)"))
+                    .label(format!("{action} ({by})"))
                     .legend(move |(x, y)| PathElement::new(vec![(x + 3, y), (x + 17, y)], style));
             }
         }
