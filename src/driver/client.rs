@@ -37,6 +37,27 @@ impl Outcome {
     }
 }
 
+/// Why a request to a real system got no usable answer.
+pub enum Failure {
+    /// Certainly not applied: never sent, or refused by the server.
+    NotApplied(String),
+    /// May have been applied: sent, and no usable answer came.
+    Unknown(String),
+}
+
+impl Failure {
+    /// The op's outcome: a write that may have been applied (`may_apply`) is `Info`; a
+    /// read, or anything certainly not applied, is `Fail`.
+    pub fn outcome(self, may_apply: bool) -> Outcome {
+        match self {
+            Failure::Unknown(code) if may_apply => Outcome::failed(OpType::Info, code),
+            Failure::Unknown(code) | Failure::NotApplied(code) => {
+                Outcome::failed(OpType::Fail, code)
+            }
+        }
+    }
+}
+
 /// A counter service the driver can talk to; another transport (a user's own service, a
 /// simulated network) implements `call` without touching the generator.
 pub trait CounterClient: Send + Sync + 'static {

@@ -3,7 +3,7 @@
 //! transaction that compares the key's mod revision, retried on conflict; a delete deletes
 //! the key; a read is linearizable, or serializable when the workload asks.
 
-use super::client::{ok, CounterClient, Outcome};
+use super::client::{ok, CounterClient, Failure, Outcome};
 use crate::api::{ConsistencyLevel, CounterKey, DataCall};
 use crate::workload::system::EtcdSpec;
 use base64::engine::general_purpose::STANDARD as B64;
@@ -19,14 +19,6 @@ pub struct EtcdClient {
     members: Vec<(String, String)>,
     timeout: Duration,
     spec: EtcdSpec,
-}
-
-/// Why one gateway request got no usable answer.
-enum Failure {
-    /// Certainly not applied (refused connection, an error etcd answered).
-    NotApplied(String),
-    /// May have been applied (timeout, lost connection, an answer that cannot be read).
-    Unknown(String),
 }
 
 impl EtcdClient {
@@ -145,15 +137,6 @@ fn number(value: Option<&Value>) -> Option<i64> {
     }
 }
 
-/// An op that got no usable answer: a write that may have been applied is `Info`; a read,
-/// or anything certainly not applied, is `Fail`.
-fn failed(failure: Failure, may_apply: bool) -> Outcome {
-    match failure {
-        Failure::Unknown(code) if may_apply => Outcome::failed(OpType::Info, code),
-        Failure::Unknown(code) | Failure::NotApplied(code) => Outcome::failed(OpType::Fail, code),
-    }
-}
-
 impl CounterClient for EtcdClient {
     async fn call(&self, node: usize, call: DataCall) -> Outcome {
         let (id, addr) = self.member(node).clone();
@@ -161,7 +144,7 @@ impl CounterClient for EtcdClient {
             DataCall::Add { key, delta, .. } => {
                 match self.add(&addr, &key.to_string(), delta).await {
                     Ok(()) => ok(Value::from(delta), id, None),
-                    Err(f) => failed(f, true),
+                    Err(f) => f.outcome(true),
                 }
             }
             DataCall::Read { key, cl } => {
@@ -172,7 +155,7 @@ impl CounterClient for EtcdClient {
                     .await
                 {
                     Ok((value, _)) => ok(value.map_or(Value::Null, Value::from), id, None),
-                    Err(f) => failed(f, false),
+                    Err(f) => f.outcome(false),
                 }
             }
             DataCall::Delete { key, .. } => {
@@ -180,7 +163,7 @@ impl CounterClient for EtcdClient {
                 let deadline = Instant::now() + self.timeout;
                 match self.post(&addr, "deleterange", body, deadline).await {
                     Ok(_) => ok(Value::Null, id, None),
-                    Err(f) => failed(f, true),
+                    Err(f) => f.outcome(true),
                 }
             }
             DataCall::Scan { .. } => Outcome::failed(OpType::Fail, "scan_not_supported_by_etcd"),
@@ -193,7 +176,7 @@ impl CounterClient for EtcdClient {
         let deadline = Instant::now() + self.timeout;
         match self.range(&addr, &key.to_string(), true, deadline).await {
             Ok((value, _)) => ok(value.map_or(Value::Null, Value::from), id, None),
-            Err(f) => failed(f, false),
+            Err(f) => f.outcome(false),
         }
     }
 }

@@ -135,6 +135,15 @@ async fn slow_through_faults<P: Plane + ?Sized>(
     result
 }
 
+/// Clears `node`'s partitions, one-way cuts and slow links in the run's network.
+pub async fn heal_network_links(network: &Network, node: &str) -> Result<(), String> {
+    let none = BTreeSet::new();
+    let cut = network.cut(node, &none).await;
+    let cut = cut.and(network.cut_to(node, &none).await);
+    cut.and(network.slow(node, 0).await)
+        .map_err(|e| e.to_string())
+}
+
 /// Node processes this run started (with the namespaces they run in, if any), or running
 /// services given as `(id, host:port)` that have a fault plane; faults go through the
 /// nodes' admin plane, signals and kills to the processes.
@@ -293,13 +302,9 @@ impl Plane for Processes {
     }
 
     async fn heal_links(&self, node: &str) -> Result<(), String> {
-        let Some(network) = &self.network else {
-            return Ok(());
-        };
-        let none = BTreeSet::new();
-        let cut = network.cut(node, &none).await;
-        let cut = cut.and(network.cut_to(node, &none).await);
-        cut.and(network.slow(node, 0).await)
-            .map_err(|e| e.to_string())
+        match &self.network {
+            Some(network) => heal_network_links(network, node).await,
+            None => Ok(()),
+        }
     }
 }

@@ -4,7 +4,7 @@
 //! again, as Sentinel-aware client libraries do. `INCRBY` adds, `DEL` deletes, `GET` reads;
 //! with `wait_replicas`, each write is followed by `WAIT`.
 
-use super::client::{ok, CounterClient, Outcome};
+use super::client::{ok, CounterClient, Failure, Outcome};
 use crate::api::{CounterKey, DataCall};
 use crate::systems::redis::primary;
 use checkers::OpType;
@@ -22,14 +22,6 @@ pub struct RedisClient {
     wait_replicas: u32,
     /// The primary's address and the connection to it, once found.
     primary: Mutex<Option<(String, MultiplexedConnection)>>,
-}
-
-/// How a command ended without a usable answer.
-enum Failure {
-    /// Certainly not applied: not sent, or refused by the server (`READONLY`, ...).
-    NotApplied(String),
-    /// May have been applied: sent, and no answer came.
-    Unknown(String),
 }
 
 impl RedisClient {
@@ -135,14 +127,6 @@ fn failure(error: &redis::RedisError) -> Failure {
     }
 }
 
-/// An op that got no usable answer: a write that may have been applied is `Info`.
-fn failed(failure: Failure, may_apply: bool) -> Outcome {
-    match failure {
-        Failure::Unknown(code) if may_apply => Outcome::failed(OpType::Info, code),
-        Failure::Unknown(code) | Failure::NotApplied(code) => Outcome::failed(OpType::Fail, code),
-    }
-}
-
 impl CounterClient for RedisClient {
     async fn call(&self, _node: usize, call: DataCall) -> Outcome {
         match call {
@@ -151,7 +135,7 @@ impl CounterClient for RedisClient {
                 cmd.arg(key.to_string()).arg(delta);
                 match self.write(&cmd).await {
                     Ok(id) => ok(Value::from(delta), id, None),
-                    Err(f) => failed(f, true),
+                    Err(f) => f.outcome(true),
                 }
             }
             DataCall::Delete { key, .. } => {
@@ -159,7 +143,7 @@ impl CounterClient for RedisClient {
                 cmd.arg(key.to_string());
                 match self.write(&cmd).await {
                     Ok(id) => ok(Value::Null, id, None),
-                    Err(f) => failed(f, true),
+                    Err(f) => f.outcome(true),
                 }
             }
             DataCall::Read { key, .. } => {
@@ -172,7 +156,7 @@ impl CounterClient for RedisClient {
                         self.id_of(&addr),
                         None,
                     ),
-                    Err(f) => failed(f, false),
+                    Err(f) => f.outcome(false),
                 }
             }
             DataCall::Scan { .. } => Outcome::failed(OpType::Fail, "scan_not_supported_by_redis"),
@@ -192,7 +176,7 @@ impl CounterClient for RedisClient {
         });
         match asked.await {
             Ok(Ok(value)) => ok(value.map_or(Value::Null, Value::from), id, None),
-            Ok(Err(f)) => failed(f, false),
+            Ok(Err(f)) => f.outcome(false),
             Err(_) => Outcome::failed(OpType::Fail, "client_timeout"),
         }
     }

@@ -4,7 +4,7 @@
 //! kill or pause hits the primary the sentinels name at that moment, and a watcher records
 //! every failover in the history.
 
-use super::plane::Plane;
+use super::plane::{heal_network_links, Plane};
 use super::recorder::Recorder;
 use crate::api::FaultsUpdate;
 use crate::cluster::Network;
@@ -133,14 +133,10 @@ impl Plane for SystemPlane {
     }
 
     async fn heal_links(&self, node: &str) -> Result<(), String> {
-        let Some(network) = &self.network else {
-            return Ok(());
-        };
-        let none = BTreeSet::new();
-        let cut = network.cut(node, &none).await;
-        let cut = cut.and(network.cut_to(node, &none).await);
-        cut.and(network.slow(node, 0).await)
-            .map_err(|e| e.to_string())
+        match &self.network {
+            Some(network) => heal_network_links(network, node).await,
+            None => Ok(()),
+        }
     }
 
     /// On Redis, a kill or a pause hits the primary of the moment.
