@@ -92,20 +92,36 @@ impl RedisClient {
     /// A write on the primary, then `WAIT` when asked: the primary's id.
     async fn write(&self, cmd: &redis::Cmd) -> Result<String, Failure> {
         let deadline = Instant::now() + self.timeout;
-        let (_, addr) = self.on_primary::<redis::Value>(cmd, deadline).await?;
-        if self.wait_replicas > 0 {
-            let left = deadline.saturating_duration_since(Instant::now());
-            let mut wait = redis::cmd("WAIT");
-            wait.arg(self.wait_replicas)
-                .arg(left.as_millis().max(1) as u64);
-            let acked = self.on_primary::<u64>(&wait, deadline).await;
-            // Applied on the primary, not known to survive it: the outcome is unknown.
-            match acked {
-                Ok((n, _)) if n >= u64::from(self.wait_replicas) => {}
-                _ => return Err(Failure::Unknown("not_replicated".into())),
-            }
+        if self.wait_replicas == 0 {
+            let (_, addr) = self.on_primary::<redis::Value>(cmd, deadline).await?;
+            return Ok(self.id_of(&addr));
         }
-        Ok(self.id_of(&addr))
+        // `WAIT` counts the replicas that have this connection's writes, and holds the
+        // connection meanwhile: such a write gets a connection of its own.
+        let timed_out = || Failure::NotApplied("client_timeout".into());
+        let found = timeout_at(deadline, self.connection()).await;
+        let (addr, _) = found.map_err(|_| timed_out())??;
+        let own = timeout_at(deadline, connect(&addr)).await;
+        let mut own = own.map_err(|_| timed_out())??;
+        let written = match timeout_at(deadline, cmd.query_async::<redis::Value>(&mut own)).await {
+            Ok(Ok(_)) => Ok(()),
+            Ok(Err(e)) => Err(failure(&e)),
+            Err(_) => Err(Failure::Unknown("client_timeout".into())),
+        };
+        if let Err(e) = written {
+            self.forget(&addr).await;
+            return Err(e);
+        }
+        let left = deadline.saturating_duration_since(Instant::now());
+        let mut wait = redis::cmd("WAIT");
+        wait.arg(self.wait_replicas)
+            .arg(left.as_millis().max(1) as u64);
+        let acked = timeout_at(deadline, wait.query_async::<u64>(&mut own)).await;
+        // Applied on the primary, not known to survive it: the outcome is unknown.
+        match acked {
+            Ok(Ok(n)) if n >= u64::from(self.wait_replicas) => Ok(self.id_of(&addr)),
+            _ => Err(Failure::Unknown("not_replicated".into())),
+        }
     }
 }
 
@@ -113,7 +129,11 @@ impl RedisClient {
 async fn connect(addr: &str) -> Result<MultiplexedConnection, Failure> {
     let client = redis::Client::open(format!("redis://{addr}/"))
         .map_err(|e| Failure::NotApplied(format!("bad_address: {e}")))?;
-    let connection = client.get_multiplexed_async_connection().await;
+    // No response timeout of the crate's own (500 ms): the op's deadline is the workload's.
+    let config = redis::AsyncConnectionConfig::new().set_response_timeout(None);
+    let connection = client
+        .get_multiplexed_async_connection_with_config(&config)
+        .await;
     connection.map_err(|_| Failure::NotApplied("connection_refused".into()))
 }
 

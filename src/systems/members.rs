@@ -34,7 +34,7 @@ pub struct MemberSpec {
 pub struct Member {
     /// How it was started, and is started again.
     pub spec: MemberSpec,
-    /// Its process id (0 once it has exited).
+    /// Its process id when it was started (signalled only while it runs).
     pub pid: u32,
     child: Child,
 }
@@ -81,9 +81,12 @@ impl Members {
         Ok(())
     }
 
-    /// Stops (SIGSTOP) or resumes (SIGCONT) member `id`.
+    /// Stops (SIGSTOP) or resumes (SIGCONT) member `id`; nothing once it has exited.
     pub fn pause(&mut self, id: &str, paused: bool) -> Result<(), String> {
         let member = self.find(id)?;
+        if !matches!(member.child.try_wait(), Ok(None)) {
+            return Ok(());
+        }
         let signal = if paused {
             Signal::SIGSTOP
         } else {
@@ -107,7 +110,11 @@ impl Members {
     /// Stops every member: SIGCONT and SIGTERM, then SIGKILL for those still running after
     /// a grace period.
     pub async fn stop(&mut self) {
-        for member in &self.members {
+        for member in &mut self.members {
+            // A member already reaped has no pid of its own any more.
+            if !matches!(member.child.try_wait(), Ok(None)) {
+                continue;
+            }
             let pid = Pid::from_raw(member.pid as i32);
             let _ = kill(pid, Signal::SIGCONT);
             let _ = kill(pid, Signal::SIGTERM);
@@ -133,7 +140,9 @@ impl Members {
 impl Drop for Members {
     fn drop(&mut self) {
         for member in &mut self.members {
-            let _ = kill(Pid::from_raw(member.pid as i32), Signal::SIGCONT);
+            if matches!(member.child.try_wait(), Ok(None)) {
+                let _ = kill(Pid::from_raw(member.pid as i32), Signal::SIGCONT);
+            }
             let _ = member.child.start_kill();
         }
     }

@@ -143,8 +143,9 @@ pub async fn primary(sentinels: &[String]) -> Option<String> {
 pub async fn query<T: redis::FromRedisValue>(addr: &str, cmd: &redis::Cmd) -> Result<T, String> {
     let asked = async {
         let client = redis::Client::open(format!("redis://{addr}/")).map_err(|e| e.to_string())?;
+        let config = redis::AsyncConnectionConfig::new().set_response_timeout(None);
         let mut connection = client
-            .get_multiplexed_async_connection()
+            .get_multiplexed_async_connection_with_config(&config)
             .await
             .map_err(|e| e.to_string())?;
         cmd.query_async::<T>(&mut connection)
