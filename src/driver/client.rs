@@ -46,6 +46,13 @@ pub enum Failure {
 }
 
 impl Failure {
+    /// The same failure, known not to have been applied.
+    pub fn not_applied(self) -> Failure {
+        match self {
+            Failure::Unknown(code) | Failure::NotApplied(code) => Failure::NotApplied(code),
+        }
+    }
+
     /// The op's outcome: a write that may have been applied (`may_apply`) is `Info`; a
     /// read, or anything certainly not applied, is `Fail`.
     pub fn outcome(self, may_apply: bool) -> Outcome {
@@ -206,5 +213,21 @@ pub fn ok(value: Value, node: String, tombstones: Option<u64>) -> Outcome {
 impl CounterClient for HttpClient {
     async fn call(&self, node: usize, call: DataCall) -> Outcome {
         outcome_of(&call, self.data.raw(self.addr(node), &call).await)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Failure;
+    use checkers::OpType;
+
+    #[test]
+    fn only_a_write_that_may_have_applied_is_info() {
+        let unknown = || Failure::Unknown("client_timeout".into());
+        assert_eq!(unknown().outcome(true).kind, OpType::Info);
+        assert_eq!(unknown().outcome(false).kind, OpType::Fail);
+        assert_eq!(unknown().not_applied().outcome(true).kind, OpType::Fail);
+        let refused = Failure::NotApplied("etcd_400".into());
+        assert_eq!(refused.outcome(true).kind, OpType::Fail);
     }
 }

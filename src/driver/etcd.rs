@@ -106,7 +106,10 @@ impl EtcdClient {
     async fn add(&self, addr: &str, key: &str, delta: i64) -> Result<(), Failure> {
         let deadline = Instant::now() + self.timeout;
         for _ in 0..=self.spec.cas_retries {
-            let (value, revision) = self.range(addr, key, false, deadline).await?;
+            // Every txn before this one was refused, and a range writes nothing: a failed
+            // range leaves the add unapplied, whatever the cause.
+            let read = self.range(addr, key, false, deadline).await;
+            let (value, revision) = read.map_err(Failure::not_applied)?;
             let sum = value.unwrap_or(0).checked_add(delta);
             let sum = sum.ok_or_else(|| Failure::NotApplied("overflow".into()))?;
             let txn = json!({

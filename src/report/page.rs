@@ -137,7 +137,11 @@ fn run_section(out: &mut String, run: Option<&RunRecord>, history: &[Op]) {
         ("interrupted", run["interrupted"].clone()),
         ("nodes", workload["nodes"].clone()),
         ("system", system(&run)),
-        ("mode", workload["cluster"]["mode"].clone()),
+        // The mode (Cassandra or RavenDB) is the bundled nodes' own; real systems have none.
+        (
+            "mode",
+            bundled_only(&run, workload["cluster"]["mode"].clone()),
+        ),
         ("time limit (s)", workload["time_limit"].clone()),
         ("concurrency", workload["concurrency"].clone()),
         ("rate (ops/s)", rates(workload, history)),
@@ -157,6 +161,13 @@ fn run_section(out: &mut String, run: Option<&RunRecord>, history: &[Op]) {
     let text = serde_json::to_string_pretty(workload).unwrap_or_default();
     out.push_str(&escape(&text));
     out.push_str("</pre></details>\n");
+}
+
+fn bundled_only(run: &Value, value: Value) -> Value {
+    match run["system"]["name"].as_str() {
+        Some(name) if name != "bundled" => Value::Null,
+        _ => value,
+    }
 }
 
 fn plain(value: &Value) -> String {

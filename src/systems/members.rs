@@ -119,8 +119,10 @@ impl Members {
             let _ = kill(pid, Signal::SIGCONT);
             let _ = kill(pid, Signal::SIGTERM);
         }
+        // One grace period for all: a member still running when it ends is killed.
+        let deadline = tokio::time::Instant::now() + STOP_TIMEOUT;
         for member in &mut self.members {
-            if tokio::time::timeout(STOP_TIMEOUT, member.child.wait())
+            if tokio::time::timeout_at(deadline, member.child.wait())
                 .await
                 .is_err()
             {

@@ -93,8 +93,22 @@ pub fn version(program: &str, arg: &str) -> String {
 /// A free TCP port on `ip`, from the kernel (free when asked; the member binds it soon
 /// after).
 pub fn free_port(ip: &str) -> std::io::Result<u16> {
-    let listener = std::net::TcpListener::bind((ip, 0))?;
-    Ok(listener.local_addr()?.port())
+    // The kernel may hand a port back once its probe listener closes; ports this process
+    // has already handed out are skipped so that two members never share one.
+    static HANDED_OUT: std::sync::Mutex<Vec<u16>> = std::sync::Mutex::new(Vec::new());
+    for _ in 0..64 {
+        let listener = std::net::TcpListener::bind((ip, 0))?;
+        let port = listener.local_addr()?.port();
+        let mut handed_out = HANDED_OUT.lock().unwrap_or_else(|e| e.into_inner());
+        if !handed_out.contains(&port) {
+            handed_out.push(port);
+            return Ok(port);
+        }
+    }
+    Err(std::io::Error::new(
+        std::io::ErrorKind::AddrInUse,
+        "no port left that this run has not handed out already",
+    ))
 }
 
 /// Where member `id` runs: its IP and, with a network, its namespace there; a port on it
@@ -127,4 +141,18 @@ where
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     }
     Err(format!("not ready after {timeout:?}: {last}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::free_port;
+
+    #[test]
+    fn free_ports_are_never_handed_out_twice() {
+        let mut ports: Vec<u16> = (0..500).map(|_| free_port("127.0.0.1").unwrap()).collect();
+        ports.sort_unstable();
+        let before = ports.len();
+        ports.dedup();
+        assert_eq!(ports.len(), before);
+    }
 }

@@ -74,10 +74,12 @@ pub async fn start(
     let mut sentinels = Vec::new();
     for i in 1..=spec.sentinels {
         let id = format!("s{i}");
-        // Sentinel sI lives beside Redis nI (or n1 when there are more sentinels).
+        // Sentinel sI lives beside Redis nI; with more sentinels than nodes they wrap
+        // around, each on a port of its own (26379, 26380, ...).
         let host_id = format!("n{}", (i - 1) % count.max(1) + 1);
+        let lap = u16::try_from((i - 1) / count.max(1)).unwrap_or(0);
         let (ip, port, ns) = match network {
-            Some(_) => place(network, &host_id, 26379),
+            Some(_) => place(network, &host_id, 26379 + lap),
             None => place(None, &id, 0),
         }
         .map_err(|e| spawn_error(&id, e))?;
