@@ -3,7 +3,7 @@
 //! by a signal, 254 bad input, 255 internal error).
 
 use anyhow::Context;
-use checker::cli::{dispatch, Cli, Command, Done};
+use checker::cli::{dispatch, Cli, Command, Done, NodeArgs};
 use checker::error::BadInput;
 use clap::Parser;
 use std::process::ExitCode;
@@ -26,7 +26,7 @@ fn main() -> ExitCode {
     };
     init_logging(&cli.command);
     let outcome = std::panic::catch_unwind(|| {
-        tokio::runtime::Builder::new_multi_thread()
+        runtime_for(&cli.command)
             .enable_all()
             .build()
             .context("starting the async runtime")
@@ -45,6 +45,24 @@ fn main() -> ExitCode {
             }
         }
         Err(_) => ExitCode::from(INTERNAL),
+    }
+}
+
+/// The runtime a command runs on: a node asked for one thread gets a single-threaded one,
+/// for more that many workers; everything else a worker per core.
+fn runtime_for(command: &Command) -> tokio::runtime::Builder {
+    match command {
+        Command::Node(args) if args.threads == Some(1) => {
+            tokio::runtime::Builder::new_current_thread()
+        }
+        Command::Node(NodeArgs {
+            threads: Some(n), ..
+        }) => {
+            let mut builder = tokio::runtime::Builder::new_multi_thread();
+            builder.worker_threads(usize::from(*n));
+            builder
+        }
+        _ => tokio::runtime::Builder::new_multi_thread(),
     }
 }
 

@@ -35,6 +35,9 @@ pub struct NodeArgs {
     /// out.
     #[arg(long)]
     pub seed: Option<u64>,
+    /// Worker threads the node runs on (1: a single thread); every core when left out.
+    #[arg(long, value_parser = clap::value_parser!(u16).range(1..))]
+    pub threads: Option<u16>,
 }
 
 /// `checker node`.

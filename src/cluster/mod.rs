@@ -73,6 +73,8 @@ pub struct Cluster {
     secret: String,
     /// The namespaces the nodes run in, if any; dropped after the nodes.
     network: Option<Arc<Network>>,
+    /// Worker threads each node runs on.
+    threads: usize,
 }
 
 impl Cluster {
@@ -104,6 +106,7 @@ impl Cluster {
             admin: AdminClient::with_secret(Duration::from_secs(2), Some(&secret)),
             secret,
             network,
+            threads: node_threads(count),
         };
         for id in node_ids(count) {
             let place = cluster.place(&id, None);
@@ -122,6 +125,7 @@ impl Cluster {
         let netns = self.network.as_ref().and_then(|n| n.namespace(id));
         let ip = self.network.as_ref().and_then(|n| n.addr(id));
         Place {
+            threads: self.threads,
             netns: netns.map(str::to_string),
             listen: match (addr, ip) {
                 (Some(addr), _) => addr.to_string(),
@@ -245,6 +249,14 @@ pub fn node_ids(count: usize) -> Vec<String> {
     (1..=count).map(|i| format!("n{i}")).collect()
 }
 
+/// Worker threads for each node of a cluster of `count` on this machine: its cores shared
+/// among them, at least one. Nodes that each had every core would spend them waking each
+/// other's idle threads.
+pub fn node_threads(count: usize) -> usize {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    (cores / count.max(1)).max(1)
+}
+
 /// The seed of node `id`'s random choices, from the run's seed.
 pub fn node_seed(seed: u64, id: &str) -> u64 {
     id.bytes().fold(seed ^ 0x9E37_79B9_7F4A_7C15, |h, b| {
@@ -256,6 +268,8 @@ pub fn node_seed(seed: u64, id: &str) -> u64 {
 struct Place {
     netns: Option<String>,
     listen: String,
+    /// Worker threads for the node's runtime.
+    threads: usize,
 }
 
 async fn spawn(
@@ -300,6 +314,8 @@ async fn spawn(
         .arg(dir.join(id))
         .arg("--seed")
         .arg(seed.to_string())
+        .arg("--threads")
+        .arg(place.threads.to_string())
         .env("NO_COLOR", "1")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())

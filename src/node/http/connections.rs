@@ -1,7 +1,9 @@
-//! Serving the router on a listener: every connection has a header-read timeout (a client
-//! that is slow to send a request's head, or idle between requests, is dropped), and a
-//! shutdown waits a bounded time for the requests in flight.
+//! Serving the router on a listener: to clients over HTTP, to peers over their links
+//! (`internode`, told apart by the first byte). Every HTTP connection has a header-read
+//! timeout (a client that is slow to send a request's head, or idle between requests, is
+//! dropped), and a shutdown waits a bounded time for the HTTP requests in flight.
 
+use super::internode;
 use crate::api::IDLE_POOL_TIMEOUT;
 use axum::extract::ConnectInfo;
 use axum::Router;
@@ -10,6 +12,7 @@ use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
 use std::future::Future;
 use std::time::Duration;
+use tokio::io::AsyncReadExt;
 use tokio::net::TcpListener;
 use tower::ServiceExt;
 
@@ -31,9 +34,12 @@ pub async fn serve(
     let mut http = hyper::server::conn::http1::Builder::new();
     http.timer(TokioTimer::new())
         .header_read_timeout(HEADER_READ_TIMEOUT);
+    // Links stop reading with the shutdown; what they were answering still goes out.
+    let links = tokio_util::sync::CancellationToken::new();
+    let _stop_links = links.clone().drop_guard();
     tokio::pin!(shutdown);
     loop {
-        let (stream, from) = tokio::select! {
+        let (mut stream, from) = tokio::select! {
             // A shutdown first: a stream of connections never holds it off.
             biased;
             _ = &mut shutdown => break,
@@ -48,13 +54,30 @@ pub async fn serve(
             },
         };
         let _ = stream.set_nodelay(true);
-        let router = router.clone();
-        let service = hyper::service::service_fn(move |mut request: hyper::Request<Incoming>| {
-            request.extensions_mut().insert(ConnectInfo(from));
-            router.clone().oneshot(request)
-        });
-        let connection = graceful.watch(http.serve_connection(TokioIo::new(stream), service));
+        let (router, http, watcher) = (router.clone(), http.clone(), graceful.watcher());
+        let links = links.clone();
         tokio::spawn(async move {
+            // A peer's link or a client's HTTP: told apart by the first byte.
+            let mut first = [0u8; 1];
+            let peeked = tokio::time::timeout(HEADER_READ_TIMEOUT, stream.peek(&mut first)).await;
+            if !matches!(peeked, Ok(Ok(1))) {
+                return;
+            }
+            if first[0] == internode::MAGIC {
+                // A link is no HTTP connection: the shutdown does not wait for it.
+                drop(watcher);
+                let mut magic = [0u8; 1];
+                if stream.read_exact(&mut magic).await.is_ok() {
+                    internode::serve_link(stream, from, router, HEADER_READ_TIMEOUT, links).await;
+                }
+                return;
+            }
+            let service =
+                hyper::service::service_fn(move |mut request: hyper::Request<Incoming>| {
+                    request.extensions_mut().insert(ConnectInfo(from));
+                    router.clone().oneshot(request)
+                });
+            let connection = watcher.watch(http.serve_connection(TokioIo::new(stream), service));
             if let Err(e) = connection.await {
                 tracing::debug!(%from, error = %e, "connection ended");
             }

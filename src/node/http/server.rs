@@ -4,10 +4,10 @@
 
 use super::admin;
 use super::connections;
+use super::internode::LinkTransport;
 use super::replication;
 use super::router::router;
 use super::state::{Node, NodeParts};
-use super::transport::HttpTransport;
 use crate::api::{ClusterSettings, CommitlogSync, Listening, Mode};
 use crate::node::core::clock::SystemClock;
 use crate::node::core::commitlog::MARK_INTERVAL;
@@ -63,7 +63,7 @@ pub async fn serve(config: NodeConfig) -> std::io::Result<()> {
         data,
         raven: RavenDurable::open(&config.id, &config.data_dir)?,
         peers: config.peers.clone(),
-        transport: Arc::new(HttpTransport::new(timeout, config.secret.as_deref())),
+        transport: Arc::new(LinkTransport::new(timeout, config.secret.as_deref())),
         clock: Arc::new(SystemClock),
         seed: config.seed,
         secret: config.secret.clone(),

@@ -1,0 +1,114 @@
+//! The receiving end: each request on a link goes through the node's router as an HTTP
+//! request would (guard, secret, faults, handlers), in a task of its own, and its answer
+//! goes back as a reply frame.
+
+use super::client::feed_all;
+use super::wire::{self, Reply, Request};
+use crate::api::secret::SECRET_HEADER;
+use crate::node::http::transport::FROM_HEADER;
+use axum::extract::ConnectInfo;
+use axum::Router;
+use bytes::Bytes;
+use futures_util::StreamExt;
+use std::net::SocketAddr;
+use std::time::Duration;
+use tokio::net::TcpStream;
+use tokio::sync::mpsc;
+use tokio_util::codec::{FramedRead, FramedWrite};
+use tokio_util::sync::CancellationToken;
+use tower::ServiceExt;
+
+/// Serves the link on `stream` (its [`super::MAGIC`] byte already read) from the peer at
+/// `from`, until the peer closes it or `stop` is cancelled (the answers being worked on
+/// still go out); a peer that sends no hello within `hello_within` is dropped.
+pub async fn serve_link(
+    stream: TcpStream,
+    from: SocketAddr,
+    router: Router,
+    hello_within: Duration,
+    stop: CancellationToken,
+) {
+    let (read, write) = stream.into_split();
+    let mut frames = FramedRead::new(read, wire::codec());
+    let hello = match tokio::time::timeout(hello_within, frames.next()).await {
+        Ok(Some(Ok(frame))) => wire::read_hello(&frame),
+        _ => return,
+    };
+    let Ok(secret) = hello else {
+        return;
+    };
+    let (outbox, mut inbox) = mpsc::unbounded_channel::<Bytes>();
+    let writer = tokio::spawn(async move {
+        let mut sink = FramedWrite::new(write, wire::codec());
+        if let Err(e) = feed_all(&mut sink, &mut inbox).await {
+            tracing::debug!(%from, error = %e, "a link's writes failed");
+        }
+    });
+    loop {
+        let frame = tokio::select! {
+            biased;
+            _ = stop.cancelled() => break,
+            frame = frames.next() => frame,
+        };
+        let Some(Ok(frame)) = frame else {
+            break;
+        };
+        let request = match Request::decode(frame.freeze()) {
+            Ok(request) => request,
+            Err(e) => {
+                tracing::debug!(%from, error = %e, "a garbled frame ends the link");
+                break;
+            }
+        };
+        let (router, outbox, secret) = (router.clone(), outbox.clone(), secret.clone());
+        tokio::spawn(async move {
+            let id = request.id;
+            let (status, body) = answer(router, request, from, secret.as_deref()).await;
+            let _ = outbox.send(Reply { id, status, body }.encode());
+        });
+    }
+    // The answers still being worked on go out before the writer stops.
+    drop(outbox);
+    let _ = writer.await;
+}
+
+/// The router's answer to one request: its status and body.
+async fn answer(
+    router: Router,
+    request: Request,
+    from: SocketAddr,
+    secret: Option<&str>,
+) -> (u16, Bytes) {
+    let method = match request.body {
+        Some(_) => axum::http::Method::POST,
+        None => axum::http::Method::GET,
+    };
+    let mut builder = axum::http::Request::builder()
+        .method(method)
+        .uri(request.path.as_str())
+        .header(FROM_HEADER, request.from.as_str())
+        .header(axum::http::header::CONTENT_TYPE, "application/json");
+    if let Some(secret) = secret {
+        builder = builder.header(SECRET_HEADER, secret);
+    }
+    let body = axum::body::Body::from(request.body.unwrap_or_default());
+    let mut http = match builder.body(body) {
+        Ok(http) => http,
+        Err(e) => {
+            return (
+                400,
+                Bytes::from(format!(
+                    "{{\"error\":\"bad_request\",\"message\":{:?}}}",
+                    e.to_string()
+                )),
+            )
+        }
+    };
+    http.extensions_mut().insert(ConnectInfo(from));
+    let Ok(response) = router.oneshot(http).await;
+    let status = response.status().as_u16();
+    match axum::body::to_bytes(response.into_body(), usize::MAX).await {
+        Ok(body) => (status, body),
+        Err(_) => (500, Bytes::from_static(b"{\"error\":\"internal\"}")),
+    }
+}
