@@ -343,6 +343,15 @@ impl<'a> Sweep<'a> {
         }
     }
 
+    /// What a call changes in the configurations: a read is done where the sum fits it.
+    fn on_call(&mut self, event: &Event) {
+        if self.roles[event.op()] == Role::Read {
+            let mut frontier = std::mem::take(&mut self.frontier);
+            frontier.iter_mut().for_each(|c| self.settle(c));
+            self.frontier = frontier;
+        }
+    }
+
     /// The configurations `c` leads to through `event`, pushed to `out`. At a read's call,
     /// the read is done if the sum fits it. At a return, an add not yet in effect takes
     /// effect, a read not yet done is done, each after any blocks that can come first;

@@ -36,6 +36,13 @@ impl Sweep<'_> {
                 (self.guess.width, retreats) = (narrow, 0);
             }
             self.enter(event)?;
+            if !event.is_return {
+                // A call moves no configuration but for the reads it lets one do now, and
+                // none can die or multiply: the next return prunes them.
+                self.on_call(event);
+                n += 1;
+                continue;
+            }
             self.scratch.known.clear();
             next.clear();
             for c in std::mem::take(&mut self.frontier) {
