@@ -36,7 +36,6 @@ pub async fn serve(
         .header_read_timeout(HEADER_READ_TIMEOUT);
     // Links stop reading with the shutdown; what they were answering still goes out.
     let links = tokio_util::sync::CancellationToken::new();
-    let _stop_links = links.clone().drop_guard();
     tokio::pin!(shutdown);
     loop {
         let (mut stream, from) = tokio::select! {
@@ -84,6 +83,7 @@ pub async fn serve(
         });
     }
     drop(listener);
+    links.cancel();
     if tokio::time::timeout(SHUTDOWN_GRACE, graceful.shutdown())
         .await
         .is_err()

@@ -30,8 +30,16 @@ pub struct LinkTransport {
     links: Mutex<HashMap<String, Slot>>,
 }
 
-/// Where the link to one address is kept: none until the first message, or after it broke.
-type Slot = Arc<tokio::sync::Mutex<Option<Arc<Link>>>>;
+/// Where the link to one address is kept, behind a lock of its own.
+type Slot = Arc<tokio::sync::Mutex<LinkSlot>>;
+
+/// The link to one address (none until the first message, or after it broke), and when a
+/// connect to it last failed.
+#[derive(Default)]
+struct LinkSlot {
+    link: Option<Arc<Link>>,
+    failed: Option<(Instant, String)>,
+}
 
 /// One open link.
 struct Link {
@@ -43,6 +51,7 @@ struct Link {
     heard: AtomicU64,
     closed: AtomicBool,
     reader: AbortHandle,
+    writer: AbortHandle,
 }
 
 impl Link {
@@ -51,17 +60,31 @@ impl Link {
         heard >= at
     }
 
-    /// Marks the link broken and lets every request waiting on it know.
+    /// Marks the link broken, stops its reader and writer (the socket closes with them), and
+    /// lets every request waiting on it know.
     fn close(&self) {
+        let mut pending = lock(&self.pending);
         self.closed.store(true, Ordering::Relaxed);
+        pending.clear();
         self.reader.abort();
-        lock(&self.pending).clear();
+        self.writer.abort();
+    }
+
+    /// Registers request `id`, unless the link is closed: then nothing was sent on it.
+    fn register(&self, id: u64, waiter: oneshot::Sender<WireReply>) -> bool {
+        let mut pending = lock(&self.pending);
+        if self.closed.load(Ordering::Relaxed) {
+            return false;
+        }
+        pending.insert(id, waiter);
+        true
     }
 }
 
 impl Drop for Link {
     fn drop(&mut self) {
         self.reader.abort();
+        self.writer.abort();
     }
 }
 
@@ -89,19 +112,40 @@ impl LinkTransport {
         }
     }
 
-    /// The open link to `addr`, opened now if there is none.
+    /// The open link to `addr`, opened now if there is none. After a failed connect, the
+    /// messages to `addr` within the connect timeout fail at once, as not delivered, rather
+    /// than each waiting out a connect of its own in turn.
     async fn link(&self, addr: &str) -> Result<Arc<Link>, TransportError> {
         let slot = lock(&self.links)
             .entry(addr.to_string())
             .or_default()
             .clone();
         let mut slot = slot.lock().await;
-        if let Some(link) = slot.as_ref().filter(|l| !l.closed.load(Ordering::Relaxed)) {
+        if let Some(link) = slot
+            .link
+            .as_ref()
+            .filter(|l| !l.closed.load(Ordering::Relaxed))
+        {
             return Ok(link.clone());
         }
-        let link = self.open(addr).await?;
-        *slot = Some(link.clone());
-        Ok(link)
+        if let Some((at, why)) = &slot.failed {
+            if at.elapsed() < self.connect_timeout {
+                return Err(TransportError::NotDelivered(why.clone()));
+            }
+        }
+        match self.open(addr).await {
+            Ok(link) => {
+                *slot = LinkSlot {
+                    link: Some(link.clone()),
+                    failed: None,
+                };
+                Ok(link)
+            }
+            Err(e) => {
+                slot.failed = Some((Instant::now(), e.to_string()));
+                Err(e)
+            }
+        }
     }
 
     /// Connects to `addr` and starts the link's reader and writer.
@@ -113,21 +157,21 @@ impl LinkTransport {
             Ok(Err(e)) => return Err(not_delivered(e.to_string())),
             Err(_) => return Err(not_delivered("connect timed out".into())),
         };
-        let _ = stream.set_nodelay(true);
+        keep_alive(&stream);
         let magic = stream.write_all(&[MAGIC]).await;
         magic.map_err(|e| not_delivered(e.to_string()))?;
         let (read, write) = stream.into_split();
-        let mut sink = FramedWrite::new(write, wire::codec());
+        let mut sink = FramedWrite::new(write, wire::request_codec());
         let hello = sink.send(wire::hello(self.secret.as_deref())).await;
         hello.map_err(|e| not_delivered(e.to_string()))?;
         let (outbox, inbox) = mpsc::unbounded_channel();
         let opened = Instant::now();
         let link = Arc::new_cyclic(|me: &std::sync::Weak<Link>| {
-            let reader = tokio::spawn(read_replies(
-                me.clone(),
-                FramedRead::new(read, wire::codec()),
-            ));
+            let frames = FramedRead::new(read, wire::reply_codec());
+            let reader = tokio::spawn(read_replies(me.clone(), frames));
+            let writer = tokio::spawn(write_frames(me.clone(), sink, inbox));
             Link {
+                writer: writer.abort_handle(),
                 outbox,
                 pending: Mutex::new(HashMap::new()),
                 next_id: AtomicU64::new(0),
@@ -137,16 +181,28 @@ impl LinkTransport {
                 reader: reader.abort_handle(),
             }
         });
-        tokio::spawn(write_frames(Arc::downgrade(&link), sink, inbox));
         Ok(link)
     }
 
     /// Sends `message` on a link to `addr` and waits for its reply.
     async fn call(&self, addr: &str, message: Message) -> Result<Reply, TransportError> {
-        let link = self.link(addr).await?;
-        let id = link.next_id.fetch_add(1, Ordering::Relaxed);
-        let (tx, rx) = oneshot::channel();
-        lock(&link.pending).insert(id, tx);
+        // A link that closed after it was handed out took nothing: once more on a new one.
+        let (link, id, rx) = {
+            let mut tries = 0;
+            loop {
+                let link = self.link(addr).await?;
+                let id = link.next_id.fetch_add(1, Ordering::Relaxed);
+                let (tx, rx) = oneshot::channel();
+                if link.register(id, tx) {
+                    break (link, id, rx);
+                }
+                tries += 1;
+                if tries == 2 {
+                    let why = format!("{addr}: the link closed before the request was sent");
+                    return Err(TransportError::NotDelivered(why));
+                }
+            }
+        };
         let waiting = Waiting { link: &link, id };
         let request = Request {
             id,
@@ -244,6 +300,17 @@ where
         SinkExt::<Bytes>::flush(sink).await?;
     }
     Ok(())
+}
+
+/// Keeps a link's connection checked while idle (probes after 5 s idle, every second, three
+/// unanswered close it), so that a link whose other end vanished behind a partition ends.
+pub(super) fn keep_alive(stream: &TcpStream) {
+    let _ = stream.set_nodelay(true);
+    let probes = socket2::TcpKeepalive::new()
+        .with_time(Duration::from_secs(5))
+        .with_interval(Duration::from_secs(1))
+        .with_retries(3);
+    let _ = socket2::SockRef::from(stream).set_tcp_keepalive(&probes);
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {

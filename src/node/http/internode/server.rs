@@ -2,7 +2,7 @@
 //! request would (guard, secret, faults, handlers), in a task of its own, and its answer
 //! goes back as a reply frame.
 
-use super::client::feed_all;
+use super::client::{feed_all, keep_alive};
 use super::wire::{self, Reply, Request};
 use crate::api::secret::SECRET_HEADER;
 use crate::node::http::transport::FROM_HEADER;
@@ -28,8 +28,9 @@ pub async fn serve_link(
     hello_within: Duration,
     stop: CancellationToken,
 ) {
+    keep_alive(&stream);
     let (read, write) = stream.into_split();
-    let mut frames = FramedRead::new(read, wire::codec());
+    let mut frames = FramedRead::new(read, wire::request_codec());
     let hello = match tokio::time::timeout(hello_within, frames.next()).await {
         Ok(Some(Ok(frame))) => wire::read_hello(&frame),
         _ => return,
@@ -39,7 +40,7 @@ pub async fn serve_link(
     };
     let (outbox, mut inbox) = mpsc::unbounded_channel::<Bytes>();
     let writer = tokio::spawn(async move {
-        let mut sink = FramedWrite::new(write, wire::codec());
+        let mut sink = FramedWrite::new(write, wire::reply_codec());
         if let Err(e) = feed_all(&mut sink, &mut inbox).await {
             tracing::debug!(%from, error = %e, "a link's writes failed");
         }
@@ -50,9 +51,13 @@ pub async fn serve_link(
             _ = stop.cancelled() => break,
             frame = frames.next() => frame,
         };
+        // Past a frame too large, or once the answers can no longer go out, the link ends.
         let Some(Ok(frame)) = frame else {
             break;
         };
+        if outbox.is_closed() {
+            break;
+        }
         let request = match Request::decode(frame.freeze()) {
             Ok(request) => request,
             Err(e) => {
@@ -95,20 +100,18 @@ async fn answer(
     let mut http = match builder.body(body) {
         Ok(http) => http,
         Err(e) => {
-            return (
-                400,
-                Bytes::from(format!(
-                    "{{\"error\":\"bad_request\",\"message\":{:?}}}",
-                    e.to_string()
-                )),
-            )
+            let error = serde_json::json!({"error": "bad_request", "message": e.to_string()});
+            return (400, Bytes::from(error.to_string()));
         }
     };
     http.extensions_mut().insert(ConnectInfo(from));
     let Ok(response) = router.oneshot(http).await;
     let status = response.status().as_u16();
-    match axum::body::to_bytes(response.into_body(), usize::MAX).await {
+    match axum::body::to_bytes(response.into_body(), wire::MAX_REPLY - 64).await {
         Ok(body) => (status, body),
-        Err(_) => (500, Bytes::from_static(b"{\"error\":\"internal\"}")),
+        Err(e) => {
+            let error = serde_json::json!({"error": "internal", "message": e.to_string()});
+            (500, Bytes::from(error.to_string()))
+        }
     }
 }

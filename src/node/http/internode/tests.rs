@@ -132,6 +132,8 @@ async fn a_peer_that_is_gone_is_not_delivered_to_and_a_restarted_one_is_reached_
         "{answers:?}"
     );
     let (_again, _stop) = start(&addr).await;
+    // Once the failed connect is older than the connect timeout, a new link is tried.
+    tokio::time::sleep(Duration::from_millis(600)).await;
     assert!(text(&transport, &addr, "/internal/port").await.is_ok());
 }
 
@@ -164,4 +166,28 @@ async fn a_link_silent_past_the_timeout_is_replaced_and_a_busy_one_is_kept() {
         .await
         .expect("port");
     assert_eq!(after, kept);
+}
+
+#[tokio::test]
+async fn after_a_failed_connect_messages_fail_at_once_until_the_connect_timeout_passes() {
+    // A free port with nobody on it.
+    let addr = {
+        let probe = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        probe.local_addr().expect("addr").to_string()
+    };
+    let transport = LinkTransport::new(Duration::from_secs(2), None);
+    let refused = text(&transport, &addr, "/internal/port").await;
+    assert!(
+        matches!(refused, Err(TransportError::NotDelivered(_))),
+        "{refused:?}"
+    );
+    let (_server, _stop) = start(&addr).await;
+    // Within the connect timeout (500 ms here) the failure stands: no connect is tried.
+    let remembered = text(&transport, &addr, "/internal/port").await;
+    assert!(
+        matches!(remembered, Err(TransportError::NotDelivered(_))),
+        "{remembered:?}"
+    );
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    assert!(text(&transport, &addr, "/internal/port").await.is_ok());
 }

@@ -4,14 +4,24 @@
 use bytes::{Buf, BufMut, Bytes, BytesMut};
 use tokio_util::codec::LengthDelimitedCodec;
 
-/// The largest frame a node reads: a request is far smaller (the router refuses bodies past
-/// its limit), but a reply may carry a whole table (`/internal/dump`).
-const MAX_FRAME: usize = 256 * 1024 * 1024;
+/// The largest reply frame: a reply may carry a whole table (`/internal/dump`).
+pub const MAX_REPLY: usize = 1024 * 1024 * 1024;
 
-/// The codec both ends frame a link with.
-pub fn codec() -> LengthDelimitedCodec {
+/// The largest request frame a node reads: more than the router's body and target limits
+/// together, far less than a reply may be.
+const MAX_REQUEST: usize = 128 * 1024;
+
+/// The codec a link's requests are framed with (the hello too).
+pub fn request_codec() -> LengthDelimitedCodec {
     LengthDelimitedCodec::builder()
-        .max_frame_length(MAX_FRAME)
+        .max_frame_length(MAX_REQUEST)
+        .new_codec()
+}
+
+/// The codec a link's replies are framed with.
+pub fn reply_codec() -> LengthDelimitedCodec {
+    LengthDelimitedCodec::builder()
+        .max_frame_length(MAX_REPLY)
         .new_codec()
 }
 
