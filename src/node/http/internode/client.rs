@@ -2,7 +2,7 @@
 //! breaks, with many requests in flight on it at once.
 
 use super::wire::{self, Reply as WireReply, Request};
-use super::MAGIC;
+use super::{feed_all, keep_alive, MAGIC};
 use crate::node::http::transport::{Message, Reply, Sending, Transport, TransportError};
 use bytes::Bytes;
 use futures_util::{SinkExt, StreamExt};
@@ -157,6 +157,7 @@ impl LinkTransport {
             Ok(Err(e)) => return Err(not_delivered(e.to_string())),
             Err(_) => return Err(not_delivered("connect timed out".into())),
         };
+        let _ = stream.set_nodelay(true);
         keep_alive(&stream);
         let magic = stream.write_all(&[MAGIC]).await;
         magic.map_err(|e| not_delivered(e.to_string()))?;
@@ -281,36 +282,6 @@ async fn write_frames<W>(
             link.close();
         }
     }
-}
-
-/// Feeds every frame from `inbox` to `sink`, flushing whenever none is left waiting; ends
-/// when every sender is gone, or with the first write error.
-pub(super) async fn feed_all<W>(
-    sink: &mut FramedWrite<W, tokio_util::codec::LengthDelimitedCodec>,
-    inbox: &mut mpsc::UnboundedReceiver<Bytes>,
-) -> std::io::Result<()>
-where
-    W: tokio::io::AsyncWrite + Unpin,
-{
-    while let Some(frame) = inbox.recv().await {
-        sink.feed(frame).await?;
-        while let Ok(more) = inbox.try_recv() {
-            sink.feed(more).await?;
-        }
-        SinkExt::<Bytes>::flush(sink).await?;
-    }
-    Ok(())
-}
-
-/// Keeps a link's connection checked while idle (probes after 5 s idle, every second, three
-/// unanswered close it), so that a link whose other end vanished behind a partition ends.
-pub(super) fn keep_alive(stream: &TcpStream) {
-    let _ = stream.set_nodelay(true);
-    let probes = socket2::TcpKeepalive::new()
-        .with_time(Duration::from_secs(5))
-        .with_interval(Duration::from_secs(1))
-        .with_retries(3);
-    let _ = socket2::SockRef::from(stream).set_tcp_keepalive(&probes);
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {

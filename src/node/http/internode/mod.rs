@@ -15,8 +15,44 @@ mod wire;
 pub use client::LinkTransport;
 pub use server::serve_link;
 
+use bytes::Bytes;
+use futures_util::SinkExt;
+use std::time::Duration;
+use tokio::net::TcpStream;
+use tokio::sync::mpsc;
+use tokio_util::codec::FramedWrite;
+
 /// The first byte a link sends: HTTP requests start with a method name, never a zero byte.
 pub const MAGIC: u8 = 0;
+
+/// Feeds every frame from `inbox` to `sink`, flushing whenever none is left waiting; ends
+/// when every sender is gone, or with the first write error.
+async fn feed_all<W>(
+    sink: &mut FramedWrite<W, tokio_util::codec::LengthDelimitedCodec>,
+    inbox: &mut mpsc::UnboundedReceiver<Bytes>,
+) -> std::io::Result<()>
+where
+    W: tokio::io::AsyncWrite + Unpin,
+{
+    while let Some(frame) = inbox.recv().await {
+        sink.feed(frame).await?;
+        while let Ok(more) = inbox.try_recv() {
+            sink.feed(more).await?;
+        }
+        SinkExt::<Bytes>::flush(sink).await?;
+    }
+    Ok(())
+}
+
+/// Keeps a link's connection checked while idle (probes after 5 s idle, every second, three
+/// unanswered close it), so that a link whose other end vanished behind a partition ends.
+fn keep_alive(stream: &TcpStream) {
+    let probes = socket2::TcpKeepalive::new()
+        .with_time(Duration::from_secs(5))
+        .with_interval(Duration::from_secs(1))
+        .with_retries(3);
+    let _ = socket2::SockRef::from(stream).set_tcp_keepalive(&probes);
+}
 
 #[cfg(test)]
 mod tests;

@@ -2,8 +2,8 @@
 //! request would (guard, secret, faults, handlers), in a task of its own, and its answer
 //! goes back as a reply frame.
 
-use super::client::{feed_all, keep_alive};
 use super::wire::{self, Reply, Request};
+use super::{feed_all, keep_alive};
 use crate::api::secret::SECRET_HEADER;
 use crate::node::http::transport::FROM_HEADER;
 use axum::extract::ConnectInfo;
