@@ -31,9 +31,26 @@ pub fn takes(
         take(&[0; MAX_CLASSES]);
         return false;
     }
-    if most == 0 && ambiguous(deltas, avail) {
+    let partial = ambiguous(deltas, avail);
+    if most == 0 && partial {
         // Guessing with no take allowed: nothing to give, and the list is partial.
         return true;
+    }
+    let one = |c: Option<usize>| c.map(|c| (c, Sum::from(deltas[c]), avail[c]));
+    if !partial {
+        // At most one class of each sign: the take of fewest adds beats every other, and a
+        // nonempty take of nothing, from the class of 0, differs from it.
+        let first =
+            |sign: fn(i64) -> bool| (0..deltas.len()).find(|&c| avail[c] > 0 && sign(deltas[c]));
+        if let Some(z) = first(|d| d == 0).filter(|_| rest == 0) {
+            let mut t = [0; MAX_CLASSES];
+            t[z] = 1;
+            take(&t);
+        }
+        if let Some(t) = fewest(one(first(|d| d > 0)), one(first(|d| d < 0)), rest) {
+            take(&t);
+        }
+        return false;
     }
     let present = |sign: fn(i64) -> bool| {
         (0..deltas.len())
@@ -41,32 +58,25 @@ pub fn takes(
             .collect::<Vec<_>>()
     };
     let (up, down) = (present(|d| d > 0), present(|d| d < 0));
-    let zero = present(|d| d == 0);
     let mut given: Vec<Take> = Vec::new();
     if rest == 0 {
         // A nonempty take of nothing: it makes an absent counter exist.
-        if let Some(&z) = zero.first() {
+        if let Some(&z) = present(|d| d == 0).first() {
             let mut t = [0; MAX_CLASSES];
             t[z] = 1;
             given.push(t);
         }
     }
-    let one = |c: Option<&usize>| c.map(|&c| (c, Sum::from(deltas[c]), avail[c]));
-    let partial = up.len() > 1 || down.len() > 1;
-    if !partial {
-        given.extend(fewest(one(up.first()), one(down.first()), rest));
-    } else {
-        // Many classes: the takes of fewest adds (up to `most`), else one per pair of classes.
-        let classes: Vec<usize> = up.iter().chain(&down).copied().collect();
-        let mut t = [0; MAX_CLASSES];
-        few(&classes, deltas, avail, rest, most, &mut t, &mut |t| {
-            given.push(*t)
-        });
-        if given.is_empty() && most > 0 {
-            for u in up.iter().map(Some).chain([None]) {
-                for d in down.iter().map(Some).chain([None]) {
-                    given.extend(fewest(one(u), one(d), rest));
-                }
+    // Many classes: the takes of fewest adds (up to `most`), else one per pair of classes.
+    let classes: Vec<usize> = up.iter().chain(&down).copied().collect();
+    let mut t = [0; MAX_CLASSES];
+    few(&classes, deltas, avail, rest, most, &mut t, &mut |t| {
+        given.push(*t)
+    });
+    if given.is_empty() && most > 0 {
+        for u in up.iter().copied().map(Some).chain([None]) {
+            for d in down.iter().copied().map(Some).chain([None]) {
+                given.extend(fewest(one(u), one(d), rest));
             }
         }
     }

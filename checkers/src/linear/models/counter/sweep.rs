@@ -38,18 +38,22 @@
 //! reduces to it), and the sweep is a search for a witness, in stages (`GUESSES`): a
 //! "linearizable" found is a witness either way, a failure is left to the generic search.
 
-use super::bursts::prefixes;
+use super::bursts::Choice;
 use super::pool::{self, Counts, MAX_CLASSES};
 use super::CounterInput;
-use crate::ideal::{self, Count, Reading, State, Sum};
+use crate::ideal::{Count, Reading, State, Sum};
 use crate::linear::model::Decision;
 use crate::linear::partition::LinOp;
 use rustc_hash::FxHashSet;
 
+mod config;
 mod frontier;
 mod roles;
+mod uses;
 
+use config::{Config, Value, MOST};
 use roles::{roles, Role};
+use uses::Uses;
 
 /// Ops of one kind open at once, at most (a bit each).
 const MAX_OPEN: u32 = 64;
@@ -78,40 +82,6 @@ const GUESSES: [Guess; 2] = [
 /// Events between checks of `stop`.
 const STOP_EVERY: usize = 4096;
 
-/// One way the ops so far can have been linearized.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-struct Config {
-    /// The counter's state.
-    value: State,
-    /// Open adds (by slot) that have taken effect.
-    applied: u64,
-    /// Open reads (by slot) that are done.
-    done: u64,
-    /// Adds of unknown outcome used, per delta class.
-    used: Counts,
-    /// Adds taken from the reserve: guesses, when the reserve is inexact.
-    taken: u32,
-}
-
-impl Config {
-    /// Whether every future of `other` is one of `self` too.
-    fn beats(&self, other: &Config) -> bool {
-        self.value == other.value
-            && self.applied == other.applied
-            && self.done & other.done == other.done
-            && self.uses_no_more_than(other)
-    }
-
-    /// Whether `self` used no more adds of any class from the reserve than `other`.
-    fn uses_no_more_than(&self, other: &Config) -> bool {
-        self.used.iter().zip(&other.used).all(|(a, b)| a <= b)
-    }
-
-    fn used_total(&self) -> u64 {
-        self.used.iter().map(|&u| u64::from(u)).sum()
-    }
-}
-
 /// One end of an op, in time order (16 bytes: a history holds two an op).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 struct Event {
@@ -139,8 +109,17 @@ pub fn decide(
     stop: &dyn Fn() -> bool,
 ) -> Option<Decision> {
     let (roles, deltas) = roles(ops)?;
-    // An event names its op in 32 bits.
+    // An event names its op in 32 bits, and a sum must fit a `Value`.
     u32::try_from(ops.len()).ok()?;
+    let reach = ops
+        .iter()
+        .fold(init.unwrap_or(0).abs(), |reach, op| match op.input {
+            CounterInput::Add(_, d) => reach + Sum::from(d).abs(),
+            _ => reach,
+        });
+    if reach >= MOST {
+        return None;
+    }
     let mut events: Vec<Event> = Vec::with_capacity(2 * ops.len());
     for ((o, role), op) in ops.iter().zip(&roles).zip(0u32..) {
         events.push(Event {
@@ -202,6 +181,8 @@ struct Sweep<'a> {
     scratch: Scratch,
     read_value: [Count; MAX_OPEN as usize],
     frontier: Vec<Config>,
+    /// The reserve's uses the configurations name.
+    uses: Uses,
     /// Some burst or configuration was left out: a failure proves nothing.
     inexact: bool,
     /// The reserve's deltas take at most one value of each sign: every take that matters is
@@ -215,12 +196,13 @@ struct Sweep<'a> {
 /// checkpoint) starts empty.
 #[derive(Default)]
 struct Scratch {
-    /// For `bursts`.
-    order: Vec<(i64, bool, u64, u8)>,
-    reach: Vec<(Sum, Sum)>,
+    /// For `bursts`: the free adds of the configuration the closure is at.
+    choice: Choice,
     found: Vec<(u64, Sum)>,
     /// For `closure`: the configurations its calls reached at this event.
     known: FxHashSet<Config>,
+    /// For `prune`.
+    kept: Vec<Config>,
     blocks: Vec<Config>,
 }
 
@@ -267,12 +249,13 @@ impl<'a> Sweep<'a> {
             scratch: Scratch::default(),
             read_value: [None; MAX_OPEN as usize],
             frontier: vec![Config {
-                value: init,
+                value: Value::of(init),
                 applied: 0,
                 done: 0,
-                used: [0; MAX_CLASSES],
+                used: 0,
                 taken: 0,
             }],
+            uses: Uses::default(),
             inexact: false,
             exact_pool,
             guess,
@@ -386,7 +369,7 @@ impl<'a> Sweep<'a> {
         for mut w in ways {
             if is_add && w.applied & bit == 0 {
                 if let CounterInput::Add(_, d) = self.ops[op].input {
-                    w.value = ideal::add(w.value, d);
+                    w.value = w.value.add(d);
                 }
                 self.settle(&mut w);
             } else if !is_add && w.done & bit == 0 {
@@ -414,13 +397,13 @@ impl<'a> Sweep<'a> {
             if w.applied & bit == 0 && !self.exact_pool {
                 let mut now = w;
                 if let CounterInput::Add(_, d) = self.ops[op].input {
-                    now.value = ideal::add(now.value, d);
+                    now.value = now.value.add(d);
                 }
-                now.used[class] += 1;
+                now.used = self.uses.plus_one(now.used, class);
                 self.settle(&mut now);
                 out.push(now);
             } else if w.applied & bit != 0 {
-                w.used[class] += 1;
+                w.used = self.uses.plus_one(w.used, class);
                 w.applied &= !bit;
             }
             out.push(w);
@@ -457,6 +440,26 @@ impl<'a> Sweep<'a> {
                 continue;
             }
             let mut undone = self.open_reads & !from.done;
+            let free = self.open_adds & !from.applied;
+            if undone == 0 {
+                continue;
+            }
+            if free.count_ones() > MAX_SUBSET_ADDS {
+                self.inexact = true;
+                continue;
+            }
+            // Free adds by (delta, optional, end): of equal ones, those ending first go first.
+            // An add of 0 changes no sum: it waits for its return, unless it makes a counter.
+            let absent = from.value.is_absent();
+            let adds = self.open_sorted.iter().copied();
+            let adds = adds.filter(|o| free >> o.3 & 1 == 1 && (o.0 != 0 || absent));
+            self.scratch.choice.set(adds);
+            // A read no burst can make fit from here is not done by any block that follows.
+            // That holds when no take is allowed: a guess, so a failure proves nothing.
+            if !is_add && self.out_of_reach(&from, goal) {
+                self.inexact = true;
+                continue;
+            }
             while undone != 0 {
                 let r = undone.trailing_zeros() as usize;
                 undone &= undone - 1;
@@ -480,62 +483,60 @@ impl<'a> Sweep<'a> {
         seen
     }
 
-    /// The configurations a burst that makes open read `r` fit leads to from `from`.
+    /// Whether no burst from `from` makes the open read of slot `read` fit: no sum its free
+    /// adds (`scratch.choice`) make fits it, and none may be taken from the reserve.
+    fn out_of_reach(&self, from: &Config, read: u64) -> bool {
+        let r = read.trailing_zeros() as usize;
+        let Some(target) = self.reading.of(self.read_value[r]).map(Sum::from) else {
+            return false;
+        };
+        self.takes_nothing(from) && !self.scratch.choice.may(target - from.value.sum())
+    }
+
+    /// The reserve's adds `c` has not used, per class.
+    fn available(&self, c: &Config) -> Counts {
+        let mut avail = self.arrived;
+        for (a, u) in avail.iter_mut().zip(self.uses.get(c.used)) {
+            *a -= u;
+        }
+        avail
+    }
+
+    /// Whether a burst from `c` takes nothing from the reserve: guessing with no take
+    /// allowed, and more than one class of a sign available.
+    fn takes_nothing(&self, c: &Config) -> bool {
+        self.guess.most == 0 && pool::ambiguous(self.deltas, &self.available(c))
+    }
+
+    /// The configurations a burst that makes open read `r` fit leads to from `from`, whose
+    /// free adds `scratch.choice` holds.
     fn bursts(&mut self, from: &Config, r: usize, out: &mut Vec<Config>) {
         let first = out.len();
         // A burst makes a counter present: a read of null (as compared) never fits after one.
         let Some(target) = self.reading.of(self.read_value[r]).map(Sum::from) else {
             return;
         };
-        let free = self.open_adds & !from.applied;
-        if free.count_ones() > MAX_SUBSET_ADDS {
-            self.inexact = true;
-            return;
-        }
-        let base = from.value.unwrap_or(0);
-        let mut avail = self.arrived;
-        for (a, u) in avail.iter_mut().zip(&from.used) {
-            *a -= u;
-        }
-        // Free adds by (delta, optional, end): of equal ones, those ending first go first.
-        // An add of 0 changes no sum: it waits for its return, unless it makes a counter.
-        let mut order = std::mem::take(&mut self.scratch.order);
-        order.clear();
-        order.extend(
-            self.open_sorted
-                .iter()
-                .filter(|o| free >> o.3 & 1 == 1 && (o.0 != 0 || from.value.is_none())),
-        );
-        let k = order.len();
+        let base = from.value.sum();
+        let avail = self.available(from);
         // Guessing with no take allowed: only bursts that make the sum on their own count.
-        let alone = self.guess.most == 0 && pool::ambiguous(self.deltas, &avail);
+        let alone = self.takes_nothing(from);
         self.inexact |= alone;
         let mut found = std::mem::take(&mut self.scratch.found);
         found.clear();
-        let want = alone.then_some(target - base);
-        let mut reach = std::mem::take(&mut self.scratch.reach);
-        reach.clear();
-        reach.resize(k + 1, (0, 0));
-        if alone {
-            for i in (0..k).rev() {
-                let (up, down) = reach[i + 1];
-                let d = Sum::from(order[i].0);
-                reach[i] = (up + d.max(0), down + d.min(0));
-            }
-        }
-        prefixes(&order, &reach, want, 0, 0, false, &mut found);
-        self.scratch.order = order;
-        self.scratch.reach = reach;
+        self.scratch
+            .choice
+            .prefixes(alone.then_some(target - base), &mut found);
+        let (deltas, uses) = (self.deltas, &mut self.uses);
         for &(subset, sum) in &found {
-            let nonempty = from.value.is_none() && subset == 0;
+            let nonempty = from.value.is_absent() && subset == 0;
             let rest = target - base - sum;
             let mut add = |take: &pool::Take| {
                 let mut c = *from;
                 c.applied |= subset;
-                c.value = Some(target);
-                for (u, t) in c.used.iter_mut().zip(take) {
-                    *u += t;
-                    c.taken += t;
+                c.value = Value::of(Some(target));
+                if take.iter().any(|&t| t > 0) {
+                    c.used = uses.plus(c.used, take);
+                    c.taken += take.iter().sum::<u32>();
                 }
                 out.push(c);
             };
@@ -546,7 +547,7 @@ impl<'a> Sweep<'a> {
                 }
                 continue;
             }
-            let partial = pool::takes(rest, nonempty, self.deltas, &avail, self.guess.most, add);
+            let partial = pool::takes(rest, nonempty, deltas, &avail, self.guess.most, add);
             self.inexact |= partial;
         }
         self.scratch.found = found;
@@ -566,8 +567,9 @@ impl<'a> Sweep<'a> {
     }
 
     /// The open reads among `reads` that the sum `value` fits.
-    fn fitting(&self, value: State, reads: u64) -> u64 {
-        self.reads_where(reads, |returned| self.reading.fits(value, returned))
+    fn fitting(&self, value: Value, reads: u64) -> u64 {
+        let state = value.state();
+        self.reads_where(reads, |returned| self.reading.fits(state, returned))
     }
 
     /// The open reads among `reads` whose returned value `keep` keeps.

@@ -2,13 +2,15 @@
 //! the width, the most promising.
 
 use super::{Config, Event, Sweep, MAX_FRONTIER, STOP_EVERY};
-use crate::ideal::{self, Sum};
+use crate::ideal::Sum;
 use crate::linear::model::Decision;
 use std::cmp::Reverse;
 use std::collections::VecDeque;
 
 /// Events between the checkpoints a search that kept too few configurations goes back to.
 const CHECKPOINT_EVERY: usize = 512;
+/// The most configurations a closure's set of those reached keeps room for between events.
+const KNOWN_KEPT: usize = 1 << 10;
 /// Checkpoints kept: how far back, at most, a search that failed goes.
 const CHECKPOINTS: usize = 6;
 
@@ -43,7 +45,11 @@ impl Sweep<'_> {
                 n += 1;
                 continue;
             }
-            self.scratch.known.clear();
+            // Clearing costs the set's capacity: one grown wide is let go.
+            match self.scratch.known.capacity() > KNOWN_KEPT {
+                true => self.scratch.known = Default::default(),
+                false => self.scratch.known.clear(),
+            }
             next.clear();
             for c in std::mem::take(&mut self.frontier) {
                 self.step(c, event, &mut next);
@@ -52,6 +58,9 @@ impl Sweep<'_> {
             std::mem::swap(&mut self.frontier, &mut next);
             self.prune();
             if !self.frontier.is_empty() {
+                // No configuration elsewhere names a use: `known` is cleared at each return.
+                self.uses
+                    .compact(self.frontier.iter_mut().map(|c| &mut c.used));
                 n += 1;
                 continue;
             }
@@ -77,30 +86,36 @@ impl Sweep<'_> {
     }
 
     /// Drops the configurations another beats; past the width, keeps the most promising.
+    /// One that beats another has the same sum once the open adds in effect are taken out
+    /// (`closed`) and no more of them: sorted by those, it comes first.
     fn prune(&mut self) {
         if self.frontier.len() > 1 {
-            self.frontier.sort_by_cached_key(|c| {
+            let mut frontier = std::mem::take(&mut self.frontier);
+            frontier.sort_by_cached_key(|c| {
                 (
+                    self.closed(c),
+                    c.applied.count_ones(),
                     c.value,
                     c.applied,
                     Reverse(c.done.count_ones()),
                     c.taken,
-                    c.used_total(),
+                    self.uses.total(c.used),
                 )
             });
-            let mut kept: Vec<Config> = Vec::with_capacity(self.frontier.len());
-            for c in self.frontier.drain(..) {
-                let group = kept
-                    .iter()
-                    .rev()
-                    .take_while(|k| k.value == c.value && k.applied == c.applied);
-                // Guessing, one configuration per sum and ops in effect and reads done.
-                let guess = !self.exact_pool && group.clone().any(|k| k.done == c.done);
-                if !guess && !group.clone().any(|k| k.beats(&c)) {
+            let mut kept = std::mem::take(&mut self.scratch.kept);
+            kept.clear();
+            let mut group = (0, None);
+            for c in frontier.drain(..) {
+                let closed = self.closed(&c);
+                if group.1 != Some(closed) {
+                    group = (kept.len(), Some(closed));
+                }
+                if !self.beaten(&c, &kept[group.0..]) {
                     kept.push(c);
                 }
             }
-            self.frontier = self.drop_lazier(kept);
+            self.scratch.kept = frontier;
+            self.frontier = kept;
         }
         if self.frontier.len() > self.cap() {
             // Lazy and earliest-deadline-first: of 64 kept, this order found witnesses
@@ -113,35 +128,25 @@ impl Sweep<'_> {
         }
     }
 
-    /// Drops every configuration that a lazier one beats (`lazier`). A lazier one has the
-    /// same sum once the open adds in effect are taken out (`closed`), so only those are
-    /// compared.
-    fn drop_lazier(&self, mut configs: Vec<Config>) -> Vec<Config> {
-        if configs.len() < 2 {
-            return configs;
-        }
-        configs.sort_by_cached_key(|c| (self.closed(c), c.applied.count_ones()));
-        let mut kept = Vec::with_capacity(configs.len());
-        let mut group = 0;
-        for (i, a) in configs.iter().enumerate() {
-            let closed = self.closed(a);
-            if self.closed(&configs[group]) != closed {
-                group = i;
+    /// Whether one of `kept` (of the same `closed` sum) beats `c`: with the same open adds
+    /// in effect (`Config::beats`; guessing, one configuration per sum and ops in effect and
+    /// reads done), or fewer (`lazier`).
+    fn beaten(&self, c: &Config, kept: &[Config]) -> bool {
+        let mut need = None;
+        kept.iter().any(|k| match k.applied == c.applied {
+            true => !self.exact_pool && k.done == c.done || k.beats(c, &self.uses),
+            false => {
+                k.applied & !c.applied == 0 && {
+                    let need = *need.get_or_insert_with(|| c.done & !self.fitting(c.value, c.done));
+                    self.lazier(k, c, need)
+                }
             }
-            let need = a.done & !self.fitting(a.value, a.done);
-            let beaten = configs[group..i].iter().any(|b| {
-                b.applied & !a.applied == 0 && b.applied != a.applied && self.lazier(b, a, need)
-            });
-            if !beaten {
-                kept.push(*a);
-            }
-        }
-        kept
+        })
     }
 
     /// The sum of `c` without its open adds in effect; an absent counter counts as 0.
     fn closed(&self, c: &Config) -> Sum {
-        let mut sum = c.value.unwrap_or(0);
+        let mut sum = c.value.sum();
         let mut bits = c.applied;
         while bits != 0 {
             let s = bits.trailing_zeros() as usize;
@@ -156,7 +161,7 @@ impl Sweep<'_> {
     /// reads `need` (those done in `a` that its sum does not fit) done, no more of the
     /// reserve used and no more guesses. Every future of `a` is then one of `b`.
     fn lazier(&self, b: &Config, a: &Config, need: u64) -> bool {
-        if need & !b.done != 0 || b.taken > a.taken || !b.uses_no_more_than(a) {
+        if need & !b.done != 0 || b.taken > a.taken || !self.uses.no_more_than(b.used, a.used) {
             return false;
         }
         let mut value = b.value;
@@ -164,7 +169,7 @@ impl Sweep<'_> {
         while rest != 0 {
             let s = rest.trailing_zeros() as usize;
             rest &= rest - 1;
-            value = ideal::add(value, self.add_delta[s]);
+            value = value.add(self.add_delta[s]);
         }
         value == a.value
     }
