@@ -40,6 +40,7 @@ impl Reach {
         self.may_64(sum)
     }
 
+    /// `may`, for a sum known to fit `i64`.
     fn may_64(&self, sum: i64) -> bool {
         sum >= self.down
             && sum <= self.up

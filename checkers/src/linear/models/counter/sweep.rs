@@ -46,6 +46,7 @@ use crate::linear::model::Decision;
 use crate::linear::partition::LinOp;
 use rustc_hash::FxHashSet;
 
+mod closure;
 mod config;
 mod frontier;
 mod roles;
@@ -113,11 +114,13 @@ pub fn decide(
     u32::try_from(ops.len()).ok()?;
     let reach = ops
         .iter()
-        .fold(init.unwrap_or(0).abs(), |reach, op| match op.input {
-            CounterInput::Add(_, d) => reach + Sum::from(d).abs(),
-            _ => reach,
+        .fold(init.unwrap_or(0).unsigned_abs(), |reach, op| {
+            match op.input {
+                CounterInput::Add(_, d) => reach + u128::from(d.unsigned_abs()),
+                _ => reach,
+            }
         });
-    if reach >= MOST {
+    if reach >= MOST.unsigned_abs() {
         return None;
     }
     let mut events: Vec<Event> = Vec::with_capacity(2 * ops.len());
@@ -198,11 +201,13 @@ struct Sweep<'a> {
 struct Scratch {
     /// For `bursts`: the free adds of the configuration the closure is at.
     choice: Choice,
+    /// For `bursts`: the bursts that make the read's count.
     found: Vec<(u64, Sum)>,
     /// For `closure`: the configurations its calls reached at this event.
     known: FxHashSet<Config>,
     /// For `prune`.
     kept: Vec<Config>,
+    /// For `closure`: the blocks from the configuration it is at.
     blocks: Vec<Config>,
 }
 
@@ -416,81 +421,9 @@ impl<'a> Sweep<'a> {
         self.open_sorted.retain(|e| 1u64 << e.3 != bit);
     }
 
-    /// `start` and every configuration reached from it by blocks (a burst, then the reads
-    /// that fit its sum), at this instant, up to those where the op of slot `goal` (an add
-    /// if `is_add`, else a read) is settled: later blocks can wait for its return.
-    fn closure(&mut self, start: Config, goal: u64, is_add: bool) -> Vec<Config> {
-        let mut known = std::mem::take(&mut self.scratch.known);
-        // A configuration another's closure reached at this event was explored already.
-        if !known.insert(start) {
-            self.scratch.known = known;
-            return Vec::new();
-        }
-        let mut seen = vec![start];
-        let mut blocks = std::mem::take(&mut self.scratch.blocks);
-        let mut i = 0;
-        while i < seen.len() {
-            let from = seen[i];
-            i += 1;
-            let settled = match is_add {
-                true => from.applied,
-                false => from.done,
-            };
-            if settled & goal != 0 {
-                continue;
-            }
-            let mut undone = self.open_reads & !from.done;
-            let free = self.open_adds & !from.applied;
-            if undone == 0 {
-                continue;
-            }
-            if free.count_ones() > MAX_SUBSET_ADDS {
-                self.inexact = true;
-                continue;
-            }
-            // Free adds by (delta, optional, end): of equal ones, those ending first go first.
-            // An add of 0 changes no sum: it waits for its return, unless it makes a counter.
-            let absent = from.value.is_absent();
-            let adds = self.open_sorted.iter().copied();
-            let adds = adds.filter(|o| free >> o.3 & 1 == 1 && (o.0 != 0 || absent));
-            self.scratch.choice.set(adds);
-            // A read no burst can make fit from here is not done by any block that follows.
-            // That holds when no take is allowed: a guess, so a failure proves nothing.
-            if !is_add && self.out_of_reach(&from, goal) {
-                self.inexact = true;
-                continue;
-            }
-            while undone != 0 {
-                let r = undone.trailing_zeros() as usize;
-                undone &= undone - 1;
-                // Reads that returned the same value want the same bursts.
-                undone &= !self.returned_alike(r, undone);
-                // Exact repeats only: `prune` drops the configurations others beat.
-                blocks.clear();
-                self.bursts(&from, r, &mut blocks);
-                for &c in &blocks {
-                    if known.insert(c) {
-                        seen.push(c);
-                    }
-                }
-            }
-            if seen.len() > self.cap() {
-                self.inexact = true;
-                break;
-            }
-        }
-        (self.scratch.known, self.scratch.blocks) = (known, blocks);
-        seen
-    }
-
-    /// Whether no burst from `from` makes the open read of slot `read` fit: no sum its free
-    /// adds (`scratch.choice`) make fits it, and none may be taken from the reserve.
-    fn out_of_reach(&self, from: &Config, read: u64) -> bool {
-        let r = read.trailing_zeros() as usize;
-        let Some(target) = self.reading.of(self.read_value[r]).map(Sum::from) else {
-            return false;
-        };
-        self.takes_nothing(from) && !self.scratch.choice.may(target - from.value.sum())
+    /// The count open read `r` returned, as compared; `None` for an absent counter.
+    fn target(&self, r: usize) -> Option<Sum> {
+        self.reading.of(self.read_value[r]).map(Sum::from)
     }
 
     /// The reserve's adds `c` has not used, per class.
@@ -513,7 +446,7 @@ impl<'a> Sweep<'a> {
     fn bursts(&mut self, from: &Config, r: usize, out: &mut Vec<Config>) {
         let first = out.len();
         // A burst makes a counter present: a read of null (as compared) never fits after one.
-        let Some(target) = self.reading.of(self.read_value[r]).map(Sum::from) else {
+        let Some(target) = self.target(r) else {
             return;
         };
         let base = from.value.sum();

@@ -17,6 +17,7 @@ impl Value {
 
     /// The value of `state`, a sum within `MOST`.
     pub fn of(state: State) -> Value {
+        debug_assert!(state.is_none_or(|s| s.abs() < MOST));
         state.map_or(Value::ABSENT, |s| Value(s as i64))
     }
 
@@ -68,3 +69,5 @@ impl Config {
             && uses.no_more_than(self.used, other.used)
     }
 }
+
+const _: () = assert!(std::mem::size_of::<Config>() == 32);

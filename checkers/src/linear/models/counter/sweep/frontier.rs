@@ -110,9 +110,18 @@ impl Sweep<'_> {
                 if group.1 != Some(closed) {
                     group = (kept.len(), Some(closed));
                 }
-                if !self.beaten(&c, &kept[group.0..]) {
-                    kept.push(c);
+                let same = &kept[group.0..];
+                if self.beaten(&c, same) {
+                    continue;
                 }
+                // Guessing, one configuration per sum, ops in effect and reads done: a guess.
+                let twin =
+                    |k: &Config| (k.value, k.applied, k.done) == (c.value, c.applied, c.done);
+                if !self.exact_pool && same.iter().any(twin) {
+                    self.inexact = true;
+                    continue;
+                }
+                kept.push(c);
             }
             self.scratch.kept = frontier;
             self.frontier = kept;
@@ -129,12 +138,11 @@ impl Sweep<'_> {
     }
 
     /// Whether one of `kept` (of the same `closed` sum) beats `c`: with the same open adds
-    /// in effect (`Config::beats`; guessing, one configuration per sum and ops in effect and
-    /// reads done), or fewer (`lazier`).
+    /// in effect (`Config::beats`), or fewer (`lazier`).
     fn beaten(&self, c: &Config, kept: &[Config]) -> bool {
         let mut need = None;
         kept.iter().any(|k| match k.applied == c.applied {
-            true => !self.exact_pool && k.done == c.done || k.beats(c, &self.uses),
+            true => k.beats(c, &self.uses),
             false => {
                 k.applied & !c.applied == 0 && {
                     let need = *need.get_or_insert_with(|| c.done & !self.fitting(c.value, c.done));

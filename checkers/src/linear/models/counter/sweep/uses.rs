@@ -10,8 +10,12 @@ const COMPACT_PAST: usize = 1 << 12;
 /// Every distinct count of used adds per class a configuration holds; number 0 is none used.
 #[derive(Debug, Clone)]
 pub(super) struct Uses {
+    /// The counts by number.
     all: Vec<Counts>,
+    /// The number of each of `all`.
     numbers: FxHashMap<Counts, u32>,
+    /// Counts kept before the next compaction.
+    room: usize,
 }
 
 impl Default for Uses {
@@ -20,6 +24,7 @@ impl Default for Uses {
         Uses {
             all: vec![none],
             numbers: FxHashMap::from_iter([(none, 0)]),
+            room: COMPACT_PAST,
         }
     }
 }
@@ -65,15 +70,17 @@ impl Uses {
         self.get(n).iter().map(|&u| u64::from(u)).sum()
     }
 
-    /// Keeps only the counts `live` name (renumbering them in place), once many are kept.
+    /// Keeps only the counts `live` name (renumbering them in place), once many are kept:
+    /// twice as many as the last compaction kept, and at least `COMPACT_PAST`.
     pub fn compact<'a>(&mut self, live: impl Iterator<Item = &'a mut u32>) {
-        if self.all.len() <= COMPACT_PAST {
+        if self.all.len() <= self.room {
             return;
         }
         let old = std::mem::take(self);
         for n in live {
             *n = self.number(old.get(*n));
         }
+        self.room = COMPACT_PAST.max(2 * self.all.len());
     }
 
     /// How many counts are kept.

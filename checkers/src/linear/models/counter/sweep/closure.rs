@@ -1,0 +1,88 @@
+//! The blocks a sweep explores at a return: every configuration reached by bursts and the
+//! reads they let do, up to those where the returning op is settled.
+
+use super::{Config, Sweep, MAX_SUBSET_ADDS};
+
+impl Sweep<'_> {
+    /// `start` and every configuration reached from it by blocks (a burst, then the reads
+    /// that fit its sum), at this instant, up to those where the op of slot `goal` (an add
+    /// if `is_add`, else a read) is settled: later blocks can wait for its return.
+    pub(super) fn closure(&mut self, start: Config, goal: u64, is_add: bool) -> Vec<Config> {
+        let mut known = std::mem::take(&mut self.scratch.known);
+        // A configuration another's closure reached at this event was explored already.
+        if !known.insert(start) {
+            self.scratch.known = known;
+            return Vec::new();
+        }
+        let mut seen = vec![start];
+        let mut blocks = std::mem::take(&mut self.scratch.blocks);
+        let mut i = 0;
+        while i < seen.len() {
+            let from = seen[i];
+            i += 1;
+            let settled = match is_add {
+                true => from.applied,
+                false => from.done,
+            };
+            if settled & goal != 0 {
+                continue;
+            }
+            let mut undone = self.open_reads & !from.done;
+            let free = self.open_adds & !from.applied;
+            if undone == 0 {
+                continue;
+            }
+            if free.count_ones() > MAX_SUBSET_ADDS {
+                self.inexact = true;
+                continue;
+            }
+            // Free adds by (delta, optional, end): of equal ones, those ending first go first.
+            // An add of 0 changes no sum: it waits for its return, unless it makes a counter.
+            let absent = from.value.is_absent();
+            let adds = self.open_sorted.iter().copied();
+            let adds = adds.filter(|o| free >> o.3 & 1 == 1 && (o.0 != 0 || absent));
+            self.scratch.choice.set(adds);
+            // A read no burst can make fit from here is not done by any block that follows.
+            // That holds when no take is allowed: a guess, so a failure proves nothing.
+            if !is_add && self.out_of_reach(&from, goal) {
+                self.inexact = true;
+                continue;
+            }
+            blocks.clear();
+            while undone != 0 {
+                let r = undone.trailing_zeros() as usize;
+                undone &= undone - 1;
+                // Reads that returned the same value want the same bursts.
+                undone &= !self.returned_alike(r, undone);
+                self.bursts(&from, r, &mut blocks);
+            }
+            // Of two blocks from here that take nothing from the reserve, one whose burst holds
+            // the other's is beaten by the block the other leads to with the rest of it (made
+            // there in turn, or beaten likewise, one block deeper each time).
+            let plain = |c: &Config| !absent && c.used == from.used && c.taken == from.taken;
+            for &c in &blocks {
+                let held = |b: &Config| b.applied & !c.applied == 0 && b.applied != c.applied;
+                let covered = plain(&c) && blocks.iter().any(|b| plain(b) && held(b));
+                // Exact repeats only: `prune` drops the configurations others beat.
+                if !covered && known.insert(c) {
+                    seen.push(c);
+                }
+            }
+            if seen.len() > self.cap() {
+                self.inexact = true;
+                break;
+            }
+        }
+        (self.scratch.known, self.scratch.blocks) = (known, blocks);
+        seen
+    }
+
+    /// Whether no burst from `from` makes the open read of slot `read` fit: no sum its free
+    /// adds (`scratch.choice`) make fits it, and none may be taken from the reserve.
+    fn out_of_reach(&self, from: &Config, read: u64) -> bool {
+        let Some(target) = self.target(read.trailing_zeros() as usize) else {
+            return false;
+        };
+        self.takes_nothing(from) && !self.scratch.choice.may(target - from.value.sum())
+    }
+}
