@@ -56,15 +56,9 @@ impl Sweep<'_> {
                 undone &= !self.returned_alike(r, undone);
                 self.bursts(&from, r, &mut blocks);
             }
-            // Of two blocks from here that take nothing from the reserve, one whose burst holds
-            // the other's is beaten by the block the other leads to with the rest of it (made
-            // there in turn, or beaten likewise, one block deeper each time).
-            let plain = |c: &Config| !absent && c.used == from.used && c.taken == from.taken;
             for &c in &blocks {
-                let held = |b: &Config| b.applied & !c.applied == 0 && b.applied != c.applied;
-                let covered = plain(&c) && blocks.iter().any(|b| plain(b) && held(b));
                 // Exact repeats only: `prune` drops the configurations others beat.
-                if !covered && known.insert(c) {
+                if known.insert(c) {
                     seen.push(c);
                 }
             }
