@@ -45,6 +45,7 @@ use crate::ideal::{Count, Reading, State, Sum};
 use crate::linear::model::Decision;
 use crate::linear::partition::LinOp;
 use rustc_hash::FxHashSet;
+use std::cmp::Reverse;
 
 mod closure;
 mod config;
@@ -205,8 +206,8 @@ struct Scratch {
     found: Vec<(u64, Sum)>,
     /// For `closure`: the configurations its calls reached at this event.
     known: FxHashSet<Config>,
-    /// For `prune`.
-    kept: Vec<Config>,
+    /// For `prune`: the configurations by their order there.
+    sorted: Vec<(Order, Config)>,
     /// For `closure`: the blocks from the configuration it is at.
     blocks: Vec<Config>,
 }
@@ -216,6 +217,10 @@ impl Clone for Scratch {
         Scratch::default()
     }
 }
+
+/// Where `prune` puts a configuration: by its closed sum, then its open adds in effect
+/// (how many, then the sum, then which), then most reads done, fewest guesses and least used.
+type Order = (Sum, u32, Value, u64, Reverse<u32>, u32, u64);
 
 /// How far the sweep guesses when the reserve is inexact.
 #[derive(Debug, Clone, Copy)]
@@ -426,33 +431,29 @@ impl<'a> Sweep<'a> {
         self.reading.of(self.read_value[r]).map(Sum::from)
     }
 
-    /// The reserve's adds `c` has not used, per class.
-    fn available(&self, c: &Config) -> Counts {
+    /// What a burst from `c` may take from the reserve: the adds `c` has not used, per class,
+    /// and whether it takes none of them (guessing with no take allowed, and more than one
+    /// class of a sign available).
+    fn reserve(&self, c: &Config) -> Reserve {
         let mut avail = self.arrived;
         for (a, u) in avail.iter_mut().zip(self.uses.get(c.used)) {
             *a -= u;
         }
-        avail
-    }
-
-    /// Whether a burst from `c` takes nothing from the reserve: guessing with no take
-    /// allowed, and more than one class of a sign available.
-    fn takes_nothing(&self, c: &Config) -> bool {
-        self.guess.most == 0 && pool::ambiguous(self.deltas, &self.available(c))
+        let alone = self.guess.most == 0 && pool::ambiguous(self.deltas, &avail);
+        Reserve { avail, alone }
     }
 
     /// The configurations a burst that makes open read `r` fit leads to from `from`, whose
-    /// free adds `scratch.choice` holds.
-    fn bursts(&mut self, from: &Config, r: usize, out: &mut Vec<Config>) {
+    /// free adds `scratch.choice` holds and whose `reserve` is given.
+    fn bursts(&mut self, from: &Config, reserve: &Reserve, r: usize, out: &mut Vec<Config>) {
         let first = out.len();
         // A burst makes a counter present: a read of null (as compared) never fits after one.
         let Some(target) = self.target(r) else {
             return;
         };
         let base = from.value.sum();
-        let avail = self.available(from);
+        let Reserve { avail, alone } = *reserve;
         // Guessing with no take allowed: only bursts that make the sum on their own count.
-        let alone = self.takes_nothing(from);
         self.inexact |= alone;
         let mut found = std::mem::take(&mut self.scratch.found);
         found.clear();
@@ -507,17 +508,31 @@ impl<'a> Sweep<'a> {
 
     /// The open reads among `reads` whose returned value `keep` keeps.
     fn reads_where(&self, reads: u64, keep: impl Fn(Count) -> bool) -> u64 {
-        let mut kept = 0;
-        let mut open = reads;
-        while open != 0 {
-            let r = open.trailing_zeros() as usize;
-            open &= open - 1;
-            if keep(self.read_value[r]) {
-                kept |= 1 << r;
-            }
-        }
-        kept
+        slots(reads)
+            .filter(|&r| keep(self.read_value[r]))
+            .fold(0, |kept, r| kept | 1 << r)
     }
+}
+
+/// What a burst from one configuration may take from the reserve.
+#[derive(Debug, Clone, Copy)]
+struct Reserve {
+    /// The adds not used yet, per class.
+    avail: Counts,
+    /// Guessing with no take allowed: a burst takes nothing from the reserve.
+    alone: bool,
+}
+
+/// The slots whose bits are set in `bits`, lowest first.
+fn slots(bits: u64) -> impl Iterator<Item = usize> {
+    let mut left = bits;
+    std::iter::from_fn(move || {
+        (left != 0).then(|| {
+            let s = left.trailing_zeros() as usize;
+            left &= left - 1;
+            s
+        })
+    })
 }
 
 /// The lowest slot not in `open`, if any.

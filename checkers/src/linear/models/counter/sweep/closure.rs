@@ -1,7 +1,7 @@
 //! The blocks a sweep explores at a return: every configuration reached by bursts and the
 //! reads they let do, up to those where the returning op is settled.
 
-use super::{Config, Sweep, MAX_SUBSET_ADDS};
+use super::{slots, Config, Reserve, Sweep, MAX_SUBSET_ADDS};
 
 impl Sweep<'_> {
     /// `start` and every configuration reached from it by blocks (a burst, then the reads
@@ -27,7 +27,7 @@ impl Sweep<'_> {
             if settled & goal != 0 {
                 continue;
             }
-            let mut undone = self.open_reads & !from.done;
+            let undone = self.open_reads & !from.done;
             let free = self.open_adds & !from.applied;
             if undone == 0 {
                 continue;
@@ -44,17 +44,19 @@ impl Sweep<'_> {
             self.scratch.choice.set(adds);
             // A read no burst can make fit from here is not done by any block that follows.
             // That holds when no take is allowed: a guess, so a failure proves nothing.
-            if !is_add && self.out_of_reach(&from, goal) {
+            let reserve = self.reserve(&from);
+            if !is_add && self.out_of_reach(&from, &reserve, goal) {
                 self.inexact = true;
                 continue;
             }
             blocks.clear();
-            while undone != 0 {
-                let r = undone.trailing_zeros() as usize;
-                undone &= undone - 1;
+            let mut alike = 0;
+            for r in slots(undone) {
                 // Reads that returned the same value want the same bursts.
-                undone &= !self.returned_alike(r, undone);
-                self.bursts(&from, r, &mut blocks);
+                if alike >> r & 1 == 0 {
+                    alike |= self.returned_alike(r, undone);
+                    self.bursts(&from, &reserve, r, &mut blocks);
+                }
             }
             for &c in &blocks {
                 // Exact repeats only: `prune` drops the configurations others beat.
@@ -72,11 +74,11 @@ impl Sweep<'_> {
     }
 
     /// Whether no burst from `from` makes the open read of slot `read` fit: no sum its free
-    /// adds (`scratch.choice`) make fits it, and none may be taken from the reserve.
-    fn out_of_reach(&self, from: &Config, read: u64) -> bool {
+    /// adds (`scratch.choice`) make fits it, and none may be taken from `reserve`.
+    fn out_of_reach(&self, from: &Config, reserve: &Reserve, read: u64) -> bool {
         let Some(target) = self.target(read.trailing_zeros() as usize) else {
             return false;
         };
-        self.takes_nothing(from) && !self.scratch.choice.may(target - from.value.sum())
+        reserve.alone && !self.scratch.choice.may(target - from.value.sum())
     }
 }

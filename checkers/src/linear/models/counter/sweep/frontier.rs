@@ -1,7 +1,7 @@
 //! Which configurations the breadth-first sweep keeps: none that another beats, and past
 //! the width, the most promising.
 
-use super::{Config, Event, Sweep, MAX_FRONTIER, STOP_EVERY};
+use super::{slots, Config, Event, Sweep, MAX_FRONTIER, STOP_EVERY};
 use crate::ideal::Sum;
 use crate::linear::model::Decision;
 use std::cmp::Reverse;
@@ -90,23 +90,26 @@ impl Sweep<'_> {
     /// (`closed`) and no more of them: sorted by those, it comes first.
     fn prune(&mut self) {
         if self.frontier.len() > 1 {
+            let mut sorted = std::mem::take(&mut self.scratch.sorted);
+            sorted.clear();
             let mut frontier = std::mem::take(&mut self.frontier);
-            frontier.sort_by_cached_key(|c| {
-                (
-                    self.closed(c),
+            sorted.extend(frontier.drain(..).map(|c| {
+                let key = (
+                    self.closed(&c),
                     c.applied.count_ones(),
                     c.value,
                     c.applied,
                     Reverse(c.done.count_ones()),
                     c.taken,
                     self.uses.total(c.used),
-                )
-            });
-            let mut kept = std::mem::take(&mut self.scratch.kept);
-            kept.clear();
+                );
+                (key, c)
+            }));
+            // Stable: of configurations alike in the key, the first stays first.
+            sorted.sort_by_key(|&(key, _)| key);
+            let mut kept = frontier;
             let mut group = (0, None);
-            for c in frontier.drain(..) {
-                let closed = self.closed(&c);
+            for &((closed, ..), c) in &sorted {
                 if group.1 != Some(closed) {
                     group = (kept.len(), Some(closed));
                 }
@@ -123,7 +126,7 @@ impl Sweep<'_> {
                 }
                 kept.push(c);
             }
-            self.scratch.kept = frontier;
+            self.scratch.sorted = sorted;
             self.frontier = kept;
         }
         if self.frontier.len() > self.cap() {
@@ -154,14 +157,8 @@ impl Sweep<'_> {
 
     /// The sum of `c` without its open adds in effect; an absent counter counts as 0.
     fn closed(&self, c: &Config) -> Sum {
-        let mut sum = c.value.sum();
-        let mut bits = c.applied;
-        while bits != 0 {
-            let s = bits.trailing_zeros() as usize;
-            bits &= bits - 1;
-            sum -= Sum::from(self.add_delta[s]);
-        }
-        sum
+        let applied = slots(c.applied).map(|s| Sum::from(self.add_delta[s]));
+        c.value.sum() - applied.sum::<Sum>()
     }
 
     /// Whether `b`, which has a proper subset of the open adds of `a` in effect, beats `a`:
@@ -172,26 +169,15 @@ impl Sweep<'_> {
         if need & !b.done != 0 || b.taken > a.taken || !self.uses.no_more_than(b.used, a.used) {
             return false;
         }
-        let mut value = b.value;
-        let mut rest = a.applied & !b.applied;
-        while rest != 0 {
-            let s = rest.trailing_zeros() as usize;
-            rest &= rest - 1;
-            value = value.add(self.add_delta[s]);
-        }
-        value == a.value
+        let rest = slots(a.applied & !b.applied);
+        rest.fold(b.value, |value, s| value.add(self.add_delta[s])) == a.value
     }
 
     /// How promising `c` is, least first: fewest guesses, then the adds in effect fewest
     /// and ending first, then most reads done.
     fn urgency(&self, c: &Config) -> (u32, u64, Reverse<u32>) {
-        let mut bits = c.applied;
-        let mut ends = 0u64;
-        while bits != 0 {
-            let s = bits.trailing_zeros() as usize;
-            bits &= bits - 1;
-            ends = ends.saturating_add(self.add_end[s].min(1 << 40));
-        }
+        let ends = slots(c.applied).map(|s| self.add_end[s].min(1 << 40));
+        let ends = ends.fold(0u64, u64::saturating_add);
         (c.taken, ends, Reverse(c.done.count_ones()))
     }
 
