@@ -45,7 +45,6 @@ use crate::ideal::{Count, Reading, State, Sum};
 use crate::linear::model::Decision;
 use crate::linear::partition::LinOp;
 use rustc_hash::FxHashSet;
-use std::cmp::Reverse;
 
 mod closure;
 mod config;
@@ -179,6 +178,9 @@ struct Sweep<'a> {
     add_end: [u64; MAX_OPEN as usize],
     /// Whether each open add is of unknown outcome.
     add_optional: [bool; MAX_OPEN as usize],
+    /// `in_effect[k][b]`: the sum of the deltas of the open adds in slots `8k..8k + 8` whose
+    /// bits are set in `b`.
+    in_effect: Box<[[i64; 256]; 8]>,
     /// The open adds as `(delta, optional, end, slot)`, sorted.
     open_sorted: Vec<(i64, bool, u64, u8)>,
     /// Space `bursts` and `closure` reuse.
@@ -206,8 +208,12 @@ struct Scratch {
     found: Vec<(u64, Sum)>,
     /// For `closure`: the configurations its calls reached at this event.
     known: FxHashSet<Config>,
-    /// For `prune`: the configurations by their order there.
-    sorted: Vec<(Order, Config)>,
+    /// For `prune`: where it puts each configuration.
+    order: Vec<(u128, u128)>,
+    /// For `prune`: the configurations it keeps.
+    kept: Vec<Config>,
+    /// For `step`: the configurations a closure reached.
+    ways: Vec<Config>,
     /// For `closure`: the blocks from the configuration it is at.
     blocks: Vec<Config>,
 }
@@ -217,10 +223,6 @@ impl Clone for Scratch {
         Scratch::default()
     }
 }
-
-/// Where `prune` puts a configuration: by its closed sum, then its open adds in effect
-/// (how many, then the sum, then which), then most reads done, fewest guesses and least used.
-type Order = (Sum, u32, Value, u64, Reverse<u32>, u32, u64);
 
 /// How far the sweep guesses when the reserve is inexact.
 #[derive(Debug, Clone, Copy)]
@@ -255,6 +257,7 @@ impl<'a> Sweep<'a> {
             add_delta: [0; MAX_OPEN as usize],
             add_end: [0; MAX_OPEN as usize],
             add_optional: [false; MAX_OPEN as usize],
+            in_effect: Box::new([[0; 256]; 8]),
             open_sorted: Vec::new(),
             scratch: Scratch::default(),
             read_value: [None; MAX_OPEN as usize],
@@ -321,6 +324,7 @@ impl<'a> Sweep<'a> {
         self.add_delta[s as usize] = d;
         self.add_end[s as usize] = o.ret.or(o.hint).unwrap_or(u64::MAX);
         self.add_optional[s as usize] = o.ret.is_none();
+        self.shift(s, d);
         let entry = (d, o.ret.is_none(), self.add_end[s as usize], s);
         let at = self.open_sorted.partition_point(|e| *e < entry);
         self.open_sorted.insert(at, entry);
@@ -371,12 +375,13 @@ impl<'a> Sweep<'a> {
             false => c.done & bit,
         } != 0;
         // With no read left to do, no block can come first.
-        let ways = if settled || self.open_reads & !c.done == 0 {
-            vec![c]
-        } else {
-            self.closure(c, bit, is_add)
-        };
-        for mut w in ways {
+        let mut ways = std::mem::take(&mut self.scratch.ways);
+        ways.clear();
+        match settled || self.open_reads & !c.done == 0 {
+            true => ways.push(c),
+            false => self.closure(c, bit, is_add, &mut ways),
+        }
+        for mut w in ways.drain(..) {
             if is_add && w.applied & bit == 0 {
                 if let CounterInput::Add(_, d) = self.ops[op].input {
                     w.value = w.value.add(d);
@@ -391,6 +396,7 @@ impl<'a> Sweep<'a> {
             }
             out.push(w);
         }
+        self.scratch.ways = ways;
     }
 
     /// The info completion of an add of unknown outcome (its slot `bit`, its reserve class)
@@ -399,11 +405,13 @@ impl<'a> Sweep<'a> {
     /// take effect here, after any blocks that can come first, as at a return: the guesses
     /// then take from the reserve only what they must.
     fn expire(&mut self, c: Config, bit: u64, class: usize, op: usize, out: &mut Vec<Config>) {
-        let ways = match c.applied & bit == 0 && !self.exact_pool {
-            true => self.closure(c, bit, true),
-            false => vec![c],
-        };
-        for mut w in ways {
+        let mut ways = std::mem::take(&mut self.scratch.ways);
+        ways.clear();
+        match c.applied & bit == 0 && !self.exact_pool {
+            true => self.closure(c, bit, true, &mut ways),
+            false => ways.push(c),
+        }
+        for mut w in ways.drain(..) {
             if w.applied & bit == 0 && !self.exact_pool {
                 let mut now = w;
                 if let CounterInput::Add(_, d) = self.ops[op].input {
@@ -418,12 +426,33 @@ impl<'a> Sweep<'a> {
             }
             out.push(w);
         }
+        self.scratch.ways = ways;
     }
 
     /// Frees the slot `bit` of an add that is no longer open.
     fn close_add(&mut self, bit: u64) {
+        let s = bit.trailing_zeros() as u8;
+        self.shift(s, -self.add_delta[s as usize]);
         self.open_adds &= !bit;
-        self.open_sorted.retain(|e| 1u64 << e.3 != bit);
+        self.open_sorted.retain(|e| e.3 != s);
+    }
+
+    /// Adds `delta` to the sums `in_effect` keeps with slot `s` among them.
+    fn shift(&mut self, s: u8, delta: i64) {
+        let bit = 1 << (s % 8);
+        let sums = self.in_effect[s as usize / 8].iter_mut().enumerate();
+        sums.filter(|(b, _)| b & bit != 0)
+            .for_each(|(_, sum)| *sum += delta);
+    }
+
+    /// The sum of the deltas of the open adds in the slots `applied`.
+    fn sum_of(&self, applied: u64) -> i64 {
+        let bytes = applied.to_le_bytes();
+        self.in_effect
+            .iter()
+            .zip(bytes)
+            .map(|(sums, b)| sums[b as usize])
+            .sum()
     }
 
     /// The count open read `r` returned, as compared; `None` for an absent counter.

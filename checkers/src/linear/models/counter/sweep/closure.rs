@@ -6,17 +6,25 @@ use super::{slots, Config, Reserve, Sweep, MAX_SUBSET_ADDS};
 impl Sweep<'_> {
     /// `start` and every configuration reached from it by blocks (a burst, then the reads
     /// that fit its sum), at this instant, up to those where the op of slot `goal` (an add
-    /// if `is_add`, else a read) is settled: later blocks can wait for its return.
-    pub(super) fn closure(&mut self, start: Config, goal: u64, is_add: bool) -> Vec<Config> {
+    /// if `is_add`, else a read) is settled, pushed to `seen`: later blocks can wait for its
+    /// return.
+    pub(super) fn closure(
+        &mut self,
+        start: Config,
+        goal: u64,
+        is_add: bool,
+        seen: &mut Vec<Config>,
+    ) {
         let mut known = std::mem::take(&mut self.scratch.known);
         // A configuration another's closure reached at this event was explored already.
         if !known.insert(start) {
             self.scratch.known = known;
-            return Vec::new();
+            return;
         }
-        let mut seen = vec![start];
+        let first = seen.len();
+        seen.push(start);
         let mut blocks = std::mem::take(&mut self.scratch.blocks);
-        let mut i = 0;
+        let mut i = first;
         while i < seen.len() {
             let from = seen[i];
             i += 1;
@@ -64,13 +72,12 @@ impl Sweep<'_> {
                     seen.push(c);
                 }
             }
-            if seen.len() > self.cap() {
+            if seen.len() - first > self.cap() {
                 self.inexact = true;
                 break;
             }
         }
         (self.scratch.known, self.scratch.blocks) = (known, blocks);
-        seen
     }
 
     /// Whether no burst from `from` makes the open read of slot `read` fit: no sum its free

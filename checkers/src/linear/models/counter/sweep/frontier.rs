@@ -2,6 +2,7 @@
 //! the width, the most promising.
 
 use super::{slots, Config, Event, Sweep, MAX_FRONTIER, STOP_EVERY};
+use crate::ideal::saturate;
 use crate::ideal::Sum;
 use crate::linear::model::Decision;
 use std::cmp::Reverse;
@@ -87,29 +88,21 @@ impl Sweep<'_> {
 
     /// Drops the configurations another beats; past the width, keeps the most promising.
     /// One that beats another has the same sum once the open adds in effect are taken out
-    /// (`closed`) and no more of them: sorted by those, it comes first.
+    /// (`closed`), a subset of its open adds in effect, and a superset of its reads done:
+    /// sorted by those, it comes first.
     fn prune(&mut self) {
         if self.frontier.len() > 1 {
-            let mut sorted = std::mem::take(&mut self.scratch.sorted);
-            sorted.clear();
-            let mut frontier = std::mem::take(&mut self.frontier);
-            sorted.extend(frontier.drain(..).map(|c| {
-                let key = (
-                    self.closed(&c),
-                    c.applied.count_ones(),
-                    c.value,
-                    c.applied,
-                    Reverse(c.done.count_ones()),
-                    c.taken,
-                    self.uses.total(c.used),
-                );
-                (key, c)
-            }));
-            // Stable: of configurations alike in the key, the first stays first.
-            sorted.sort_by_key(|&(key, _)| key);
-            let mut kept = frontier;
+            let frontier = std::mem::take(&mut self.frontier);
+            let mut order = std::mem::take(&mut self.scratch.order);
+            order.clear();
+            order.extend(frontier.iter().zip(0..).map(|(c, i)| self.order(c, i)));
+            order.sort_unstable();
+            let mut kept = std::mem::take(&mut self.scratch.kept);
+            kept.clear();
             let mut group = (0, None);
-            for &((closed, ..), c) in &sorted {
+            for &(at, then) in &order {
+                let c = frontier[then as u32 as usize];
+                let closed = (at >> 64) as u64;
                 if group.1 != Some(closed) {
                     group = (kept.len(), Some(closed));
                 }
@@ -126,7 +119,7 @@ impl Sweep<'_> {
                 }
                 kept.push(c);
             }
-            self.scratch.sorted = sorted;
+            (self.scratch.order, self.scratch.kept) = (order, frontier);
             self.frontier = kept;
         }
         if self.frontier.len() > self.cap() {
@@ -138,6 +131,21 @@ impl Sweep<'_> {
             self.frontier.truncate(self.cap());
             self.inexact = true;
         }
+    }
+
+    /// Where `prune` puts `c`, the `i`th configuration, as two numbers compared in turn: by
+    /// its closed sum, then its open adds in effect (a subset first), whether the counter
+    /// exists, its reads done (a superset first), fewest guesses, least used from the
+    /// reserve, and `i`.
+    fn order(&self, c: &Config, i: u32) -> (u128, u128) {
+        let closed = saturate(self.closed(c)) as u64 ^ 1 << 63;
+        let present = u128::from(!c.value.is_absent());
+        let taken = u128::from(c.taken.min((1 << 15) - 1));
+        let used = u128::from(self.uses.total(c.used).min((1 << 16) - 1));
+        let at = u128::from(closed) << 64 | u128::from(c.applied);
+        let then =
+            present << 127 | u128::from(!c.done) << 63 | taken << 48 | used << 32 | u128::from(i);
+        (at, then)
     }
 
     /// Whether one of `kept` (of the same `closed` sum) beats `c`: with the same open adds
@@ -157,8 +165,7 @@ impl Sweep<'_> {
 
     /// The sum of `c` without its open adds in effect; an absent counter counts as 0.
     fn closed(&self, c: &Config) -> Sum {
-        let applied = slots(c.applied).map(|s| Sum::from(self.add_delta[s]));
-        c.value.sum() - applied.sum::<Sum>()
+        c.value.sum() - Sum::from(self.sum_of(c.applied))
     }
 
     /// Whether `b`, which has a proper subset of the open adds of `a` in effect, beats `a`:
@@ -169,8 +176,13 @@ impl Sweep<'_> {
         if need & !b.done != 0 || b.taken > a.taken || !self.uses.no_more_than(b.used, a.used) {
             return false;
         }
-        let rest = slots(a.applied & !b.applied);
-        rest.fold(b.value, |value, s| value.add(self.add_delta[s])) == a.value
+        let rest = a.applied & !b.applied;
+        a.value
+            == if rest == 0 {
+                b.value
+            } else {
+                b.value.add(self.sum_of(rest))
+            }
     }
 
     /// How promising `c` is, least first: fewest guesses, then the adds in effect fewest
