@@ -36,7 +36,10 @@ impl Sweep<'_> {
                 continue;
             }
             let undone = self.open_reads & !from.done;
-            let free = self.open_adds & !from.applied;
+            // A burst that puts the returning add in effect is beaten by `from` with it in
+            // effect, which the step makes: the rest of the burst can follow it as one block.
+            let goal_add = if is_add { goal } else { 0 };
+            let free = self.open_adds & !from.applied & !goal_add;
             if undone == 0 {
                 continue;
             }
