@@ -23,6 +23,7 @@ impl Sweep<'_> {
         }
         let first = seen.len();
         seen.push(start);
+        let barred = if is_add { self.equal_adds(goal) } else { 0 };
         let mut blocks = std::mem::take(&mut self.scratch.blocks);
         let mut i = first;
         while i < seen.len() {
@@ -36,10 +37,7 @@ impl Sweep<'_> {
                 continue;
             }
             let undone = self.open_reads & !from.done;
-            // A burst that puts the returning add in effect is beaten by `from` with it in
-            // effect, which the step makes: the rest of the burst can follow it as one block.
-            let goal_add = if is_add { goal } else { 0 };
-            let free = self.open_adds & !from.applied & !goal_add;
+            let free = self.open_adds & !from.applied & !barred;
             if undone == 0 {
                 continue;
             }
@@ -81,6 +79,22 @@ impl Sweep<'_> {
             }
         }
         (self.scratch.known, self.scratch.blocks) = (known, blocks);
+    }
+
+    /// The adds no burst takes at the return (or info completion) of the add of slot `goal`:
+    /// it, and for an add of known outcome, the open adds equal to it (same delta, known
+    /// outcome). A burst with the returning add is beaten by the configuration with it in
+    /// effect first, which the step makes: the rest of the burst can follow as one block. A
+    /// burst with an equal add instead makes what that burst does with the equal add in
+    /// effect right after (the two swap: the same sums, both open now), so it is beaten too.
+    fn equal_adds(&self, goal: u64) -> u64 {
+        let g = goal.trailing_zeros() as usize;
+        if self.add_optional[g] {
+            return goal;
+        }
+        let equal = self.open_sorted.iter();
+        let equal = equal.filter(|o| (o.0, o.1) == (self.add_delta[g], false));
+        equal.fold(goal, |barred, o| barred | 1 << o.3)
     }
 
     /// Whether no burst from `from` makes the open read of slot `read` fit: no sum its free
