@@ -24,7 +24,8 @@
 //! while they are open, and waiting more only adds ways. A read is done as soon as the sum
 //! fits it (doing it later gains nothing). Of equal open adds (same delta, both known or both
 //! unknown) a burst takes those that end first: taking a later one instead leaves a
-//! configuration the first beats.
+//! configuration the first beats. At an add's return no burst takes it or an add equal to it
+//! (`closure::equal_adds`): the configuration with it in effect first beats every such block.
 //!
 //! Adds of unknown outcome never close, so they wait in a reserve counted by delta (adds of
 //! one delta called before now are interchangeable from now on). One that completed with
