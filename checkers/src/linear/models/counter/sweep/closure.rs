@@ -83,10 +83,14 @@ impl Sweep<'_> {
 
     /// The adds no burst takes at the return (or info completion) of the add of slot `goal`:
     /// it, and for an add of known outcome, the open adds equal to it (same delta, known
-    /// outcome). A burst with the returning add is beaten by the configuration with it in
-    /// effect first, which the step makes: the rest of the burst can follow as one block. A
-    /// burst with an equal add instead makes what that burst does with the equal add in
-    /// effect right after (the two swap: the same sums, both open now), so it is beaten too.
+    /// outcome). A block whose burst holds the returning add only replays what the step
+    /// does: the configuration with that add in effect first (which the step makes) beats
+    /// it, since the rest of the burst, with the reads it let do, can follow as one block.
+    /// A burst with an equal add instead makes what the burst with the returning add in its
+    /// place makes, then the equal add in effect right after (the two swap: both open now,
+    /// the same delta). Every future of that is one of the configuration with the returning
+    /// add in effect first, two blocks on (the rest of the burst with its reads, then the
+    /// equal add, both still open after this return), though `prune` alone would not see it.
     fn equal_adds(&self, goal: u64) -> u64 {
         let g = goal.trailing_zeros() as usize;
         if self.add_optional[g] {
