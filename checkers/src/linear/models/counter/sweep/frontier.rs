@@ -176,13 +176,8 @@ impl Sweep<'_> {
         if need & !b.done != 0 || b.taken > a.taken || !self.uses.no_more_than(b.used, a.used) {
             return false;
         }
-        let rest = a.applied & !b.applied;
-        a.value
-            == if rest == 0 {
-                b.value
-            } else {
-                b.value.add(self.sum_of(rest))
-            }
+        // A proper subset: some add is left, so the sum is present after it.
+        a.value == b.value.add(self.sum_of(a.applied & !b.applied))
     }
 
     /// How promising `c` is, least first: fewest guesses, then the adds in effect fewest
