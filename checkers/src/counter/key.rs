@@ -95,6 +95,23 @@ impl Counter {
     }
 }
 
+/// Whether a read whose ops have all ended certainly fits: some placement allows what it
+/// returned, and none can take a count past `i64`. Only a read that may not fit needs all
+/// its bounds ([`judge`]); this stops at the first placement that explains it.
+pub fn fits(counter: &Counter, read: &PendingRead, reading: Reading) -> bool {
+    let Some(end) = read.end else {
+        return false;
+    };
+    let timeline = &counter.timeline;
+    // As `judge` compares: under `absent_is_zero` an absent counter reads as 0, never null.
+    let value = read.bounds.value;
+    timeline.within_64_bits()
+        && timeline.admits(read.start, end, |o| match value {
+            None => o.absent && !reading.absent_is_zero,
+            Some(n) => o.contains(Some(n)) || (o.absent && n == 0 && reading.absent_is_zero),
+        })
+}
+
 /// The bounds of a read whose ops have all ended; none when no placement explains anything.
 pub fn judge(
     counter: &Counter,

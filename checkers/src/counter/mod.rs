@@ -41,7 +41,7 @@ use crate::op::{Op, OpType, Process, F};
 use crate::resurrection::Resurrections;
 use crate::validity::Validity;
 use frame::{End, WindowOp};
-use key::{judge, Counter, DeleteMark, PendingRead, RetryMark};
+use key::{fits, judge, Counter, DeleteMark, PendingRead, RetryMark};
 use rustc_hash::FxHashMap;
 
 /// How many timed-out changes are remembered so that a late retry joins its original. A
@@ -77,6 +77,12 @@ impl Logical {
     fn is_partition_delete(&self) -> bool {
         self.delta.is_none() && ideal::deletes_partition(&self.target)
     }
+}
+
+/// A read judged: it fits (its key), or its full bounds (none when unchecked).
+enum Judged {
+    Fits(String),
+    Bounds(Option<ReadBounds>),
 }
 
 /// An op that has been invoked and has not completed.
@@ -499,12 +505,27 @@ impl CounterChecker {
                     .into_iter()
                     .partition(is_ready);
             counter.reads = waiting;
-            let judged: Vec<Option<ReadBounds>> = ready
+            // A read that fits needs its full bounds only when they are kept.
+            let keep_reads = self.keep_reads;
+            let judged: Vec<Judged> = ready
                 .into_iter()
-                .map(|read| judge(counter, read, self.reading, &mut self.resurrections))
+                .map(
+                    |read| match !keep_reads && fits(counter, &read, self.reading) {
+                        true => Judged::Fits(read.bounds.key),
+                        false => Judged::Bounds(judge(
+                            counter,
+                            read,
+                            self.reading,
+                            &mut self.resurrections,
+                        )),
+                    },
+                )
                 .collect();
-            for bounds in judged {
-                self.record(bounds);
+            for judged in judged {
+                match judged {
+                    Judged::Fits(key) => self.record_fit(key),
+                    Judged::Bounds(bounds) => self.record(bounds),
+                }
             }
         }
         let counter = self.counters.get_mut(key).expect("looked up above");
@@ -543,6 +564,12 @@ impl CounterChecker {
                 counter.timeline.freeze(root);
             }
         }
+    }
+
+    /// A read of `key` that fits, its bounds not worked out.
+    fn record_fit(&mut self, key: String) {
+        self.result.reads += 1;
+        self.result.keys.entry(key).or_default().reads += 1;
     }
 
     fn record(&mut self, bounds: Option<ReadBounds>) {

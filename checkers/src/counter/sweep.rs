@@ -115,12 +115,51 @@ enum Part {
 
 /// The values a read placed anywhere in `reads` (odd points, inclusive) may return.
 pub fn allowed(frame: &Frame, reads: (u64, u64)) -> Vec<Outcome> {
+    let mut outcomes = Vec::new();
+    placements(frame, reads, &mut outcomes, |_| false);
+    outcomes
+}
+
+/// Whether a read placed somewhere in `reads` may return what `fits` accepts: placements
+/// are tried in the order [`allowed`] lists them, up to the first outcome `fits` accepts.
+pub fn admits(frame: &Frame, reads: (u64, u64), fits: impl Fn(&Outcome) -> bool) -> bool {
+    placements(frame, reads, &mut Vec::new(), fits)
+}
+
+/// Whether no placement of the frame can make a count outside `i64`: the settled states,
+/// every add of the window and every floating add together stay within it.
+pub fn within_64_bits(frame: &Frame) -> bool {
+    let widest = |ranges: &[(Sum, Sum)]| {
+        ranges
+            .iter()
+            .map(|&(lo, hi)| lo.unsigned_abs().max(hi.unsigned_abs()))
+            .max()
+            .unwrap_or(0)
+    };
+    let settled = widest(frame.base.counts.ranges()).max(widest(frame.struck.counts.ranges()));
+    let floating = widest(frame.floating.all().ranges);
+    let window: u128 = frame
+        .ops
+        .iter()
+        .filter_map(|op| op.delta)
+        .map(|delta| u128::from(delta.unsigned_abs()))
+        .sum();
+    settled.saturating_add(floating).saturating_add(window) <= i64::MAX as u128
+}
+
+/// Every placement of a read in `reads` into `outcomes`, in order, up to the first outcome
+/// `stop` accepts; whether one did.
+fn placements(
+    frame: &Frame,
+    reads: (u64, u64),
+    outcomes: &mut Vec<Outcome>,
+    stop: impl Fn(&Outcome) -> bool,
+) -> bool {
     let (first, last) = (reads.0.max(frame.floor | 1), reads.1);
     if first > last {
-        return Vec::new();
+        return false;
     }
     let read_points = points_within(frame.ops, first, last);
-    let mut outcomes = Vec::new();
     let mut delete_points = Vec::new();
     for delete in deletes(frame) {
         let (id, start, end, struck) = delete;
@@ -140,12 +179,16 @@ pub fn allowed(frame: &Frame, reads: (u64, u64)) -> Vec<Outcome> {
                     struck,
                 };
                 if let Some(placed) = evaluate(frame, choice) {
-                    push_outcomes(frame, choice, &placed, &mut outcomes);
+                    let new = outcomes.len();
+                    push_outcomes(frame, choice, &placed, outcomes);
+                    if outcomes[new..].iter().any(&stop) {
+                        return true;
+                    }
                 }
             }
         }
     }
-    outcomes
+    false
 }
 
 /// The union of the outcomes' values.

@@ -65,6 +65,17 @@ impl Timeline {
         sweep::allowed(&self.frame(), (2 * start + 1, 2 * end - 1))
     }
 
+    /// Whether a read invoked at event `start` and ended at `end` may return what `fits`
+    /// accepts, stopping at the first placement that allows it.
+    pub fn admits(&self, start: u64, end: u64, fits: impl Fn(&Outcome) -> bool) -> bool {
+        sweep::admits(&self.frame(), (2 * start + 1, 2 * end - 1), fits)
+    }
+
+    /// Whether no read now judged can have a count outside `i64` among its allowed ones.
+    pub fn within_64_bits(&self) -> bool {
+        sweep::within_64_bits(&self.frame())
+    }
+
     /// The ids of the adds behind an outcome's lowest or highest value.
     pub fn ops_behind(&self, outcome: &Outcome, highest: bool) -> Vec<u64> {
         sweep::ops_behind(&self.frame(), outcome.choice, highest)
