@@ -1,11 +1,11 @@
 //! The operation: the one record the driver, the history file and the checkers share.
 
-use serde::{Deserialize, Serialize};
+use serde::{de, Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
 use std::fmt;
 
 /// Who performed an operation: a client process number or a named actor such as the nemesis.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[serde(untagged)]
 pub enum Process {
     /// A client; a retired client's successor gets a new number.
@@ -53,6 +53,31 @@ impl fmt::Display for Process {
     }
 }
 
+/// A number or a name, read without buffering the value first (as `untagged` would).
+impl<'de> Deserialize<'de> for Process {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visitor;
+        impl de::Visitor<'_> for Visitor {
+            type Value = Process;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a process: a non-negative integer or a name")
+            }
+            fn visit_u64<E: de::Error>(self, n: u64) -> Result<Process, E> {
+                Ok(Process::Client(n))
+            }
+            fn visit_i64<E: de::Error>(self, n: i64) -> Result<Process, E> {
+                u64::try_from(n)
+                    .map(Process::Client)
+                    .map_err(|_| E::invalid_value(de::Unexpected::Signed(n), &self))
+            }
+            fn visit_str<E: de::Error>(self, name: &str) -> Result<Process, E> {
+                Ok(Process::Named(name.to_string()))
+            }
+        }
+        deserializer.deserialize_any(Visitor)
+    }
+}
+
 /// Where an operation is in its life: called, or completed one of three ways.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -80,8 +105,7 @@ impl OpType {
 }
 
 /// The function an operation performs.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(from = "String", into = "String")]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum F {
     /// Add a delta (which may be negative) to a counter.
     Add,
@@ -108,14 +132,23 @@ impl F {
     }
 }
 
-impl From<String> for F {
-    fn from(name: String) -> Self {
-        match name.as_str() {
+impl From<&str> for F {
+    fn from(name: &str) -> Self {
+        match name {
             "add" => F::Add,
             "delete" => F::Delete,
             "read" => F::Read,
             "scan" => F::Scan,
-            _ => F::Other(name),
+            _ => F::Other(name.to_string()),
+        }
+    }
+}
+
+impl From<String> for F {
+    fn from(name: String) -> Self {
+        match F::from(name.as_str()) {
+            F::Other(_) => F::Other(name),
+            known => known,
         }
     }
 }
@@ -123,6 +156,30 @@ impl From<String> for F {
 impl From<F> for String {
     fn from(f: F) -> Self {
         f.as_str().to_string()
+    }
+}
+
+/// Its name, as a string.
+impl Serialize for F {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+/// Any name; one of ours without allocating.
+impl<'de> Deserialize<'de> for F {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visitor;
+        impl de::Visitor<'_> for Visitor {
+            type Value = F;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a function name")
+            }
+            fn visit_str<E: de::Error>(self, name: &str) -> Result<F, E> {
+                Ok(F::from(name))
+            }
+        }
+        deserializer.deserialize_str(Visitor)
     }
 }
 
@@ -225,6 +282,39 @@ impl Op {
                 self.value
             )),
             _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn processes_and_functions_read_back_as_written() {
+        let line = r#"{"index":0,"time":0,"process":"nemesis","type":"info","f":"start-partition","value":null}"#;
+        let op: Op = serde_json::from_str(line).expect("a nemesis op");
+        assert_eq!(op.process, Process::nemesis());
+        assert_eq!(op.f, F::Other("start-partition".into()));
+        assert_eq!(serde_json::to_string(&op).expect("serializes"), line);
+        let line =
+            r#"{"index":1,"time":5,"process":7,"type":"invoke","f":"add","key":"c/a","value":2}"#;
+        let op: Op = serde_json::from_str(line).expect("a client add");
+        assert_eq!(
+            (op.process.clone(), op.f.clone()),
+            (Process::Client(7), F::Add)
+        );
+        assert_eq!(serde_json::to_string(&op).expect("serializes"), line);
+    }
+
+    #[test]
+    fn a_negative_or_fractional_process_is_refused() {
+        for process in ["-1", "1.5", "true", "[1]"] {
+            let line = format!(
+                r#"{{"index":0,"time":0,"process":{process},"type":"invoke","f":"read","key":"c/a"}}"#
+            );
+            let error = serde_json::from_str::<Op>(&line).expect_err(process);
+            assert!(error.to_string().contains("process"), "{process}: {error}");
         }
     }
 }

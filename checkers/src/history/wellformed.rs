@@ -5,7 +5,7 @@
 
 use super::HistoryError;
 use crate::op::{Op, OpType, Process};
-use std::collections::HashSet;
+use rustc_hash::FxHashSet;
 use std::path::Path;
 
 /// Ops each with the line it starts on, and what the reader tolerated.
@@ -51,7 +51,7 @@ pub enum Admit {
 #[derive(Debug, Default)]
 pub struct Pairing {
     options: ReadOptions,
-    open: HashSet<Process>,
+    open: FxHashSet<Process>,
     client_ops: u64,
 }
 
