@@ -15,6 +15,8 @@ use crate::validity::Validity;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
+use std::sync::mpsc::{sync_channel, SyncSender};
+use std::sync::Arc;
 
 /// What the caller knows about the run that the history itself does not say.
 #[derive(Debug, Clone, Default)]
@@ -119,17 +121,55 @@ pub struct Results {
     pub not_applicable: BTreeMap<String, String>,
 }
 
-/// Runs every checker over a history in one pass.
+/// Ops handed to the counter checker's thread at a time.
+const BATCH: usize = 4096;
+
+/// Runs every checker over a history in one pass: the counter checker on a thread of its
+/// own, the others beside it on the ops in the same order.
 pub fn check(
     ops: impl IntoIterator<Item = Result<Op, HistoryError>>,
     options: &CheckOptions,
 ) -> Result<Results, HistoryError> {
-    let counter = if options.keep_reads {
-        CounterChecker::keeping_reads()
-    } else {
-        CounterChecker::new()
-    };
-    let mut counter = counter.reading(options.reading);
+    std::thread::scope(|scope| {
+        let (batches, received) = sync_channel::<Arc<Vec<Op>>>(8);
+        let counter = scope.spawn(move || {
+            let counter = if options.keep_reads {
+                CounterChecker::keeping_reads()
+            } else {
+                CounterChecker::new()
+            };
+            let mut counter = counter.reading(options.reading);
+            for batch in received {
+                batch.iter().for_each(|op| counter.observe(op));
+            }
+            counter.finish()
+        });
+        let others = check_beside(ops, options, batches);
+        // A counter checker that panicked must not pass for one that found nothing.
+        let counter = counter
+            .join()
+            .unwrap_or_else(|p| std::panic::resume_unwind(p));
+        others.map(|others| others.results(counter, options))
+    })
+}
+
+/// What every checker but the counter checker found, with the ops counted.
+struct Others {
+    count: u64,
+    stats: StatsChecker,
+    convergence: ConvergenceChecker,
+    tombstones: TombstoneChecker,
+    linearizable: Option<LinResult>,
+    unknown_adds: Option<UnknownAdds>,
+}
+
+/// Every checker but the counter checker over `ops`, which go on in batches to
+/// `to_counter`; the linearizability search runs once the history has ended.
+fn check_beside(
+    ops: impl IntoIterator<Item = Result<Op, HistoryError>>,
+    options: &CheckOptions,
+    to_counter: SyncSender<Arc<Vec<Op>>>,
+) -> Result<Others, HistoryError> {
     let mut stats = StatsChecker::new();
     let mut convergence = ConvergenceChecker::new();
     let mut tombstones = TombstoneChecker::new(options.tombstones);
@@ -139,9 +179,9 @@ pub fn check(
         .map(|_| Spill::new(options.scratch.as_deref()));
     let mut unknown_adds = options.oracle.as_ref().map(|_| UnknownAdds::new());
     let mut count = 0;
+    let mut batch = Vec::with_capacity(BATCH);
     for op in ops {
         let op = op?;
-        counter.observe(&op);
         if let Some(tally) = &mut unknown_adds {
             tally.observe(&op);
         }
@@ -152,7 +192,16 @@ pub fn check(
             spill.observe(&op);
         }
         count += 1;
+        batch.push(op);
+        if batch.len() == BATCH {
+            let full = std::mem::replace(&mut batch, Vec::with_capacity(BATCH));
+            // The counter checker only hangs up by panicking, which `check` passes on.
+            let _ = to_counter.send(Arc::new(full));
+        }
     }
+    let _ = to_counter.send(Arc::new(batch));
+    drop(to_counter);
+    // The search runs while the counter checker catches up.
     let linearizable = options
         .linearizable
         .as_ref()
@@ -169,37 +218,58 @@ pub fn check(
                 ..LinResult::default()
             })
         });
-    let mut counter = counter.finish();
-    let resurrection = std::mem::take(&mut counter.resurrection);
-    let final_read = convergence.keys();
-    let dumps = options.oracle.as_ref().map(|truth| &truth.values);
-    let convergence = convergence.finish(&counter.final_values, options.reading, dumps);
-    let oracle = options.oracle.as_ref().map(|truth| {
-        let reading = options.reading;
-        let mut result =
-            oracle::cross_check(&truth.values, truth.nodes, &counter, &final_read, reading);
-        result.unknown_adds = unknown_adds
-            .unwrap_or_default()
-            .finish(&truth.values, options.reading);
-        result
-    });
-    let checkers = Checkers {
-        counter,
-        resurrection,
-        stats: stats.finish(),
-        tombstones: tombstones.finish(),
-        linearizable,
+    Ok(Others {
+        count,
+        stats,
         convergence,
-        oracle,
-    };
-    Ok(Results {
-        valid: checkers.verdict(),
-        workload: options.workload.clone(),
-        seed: options.seed,
-        ops: count,
-        absent_is_zero: options.reading.absent_is_zero,
-        checkers,
-        warnings: Vec::new(),
-        not_applicable: options.not_applicable.clone(),
+        tombstones,
+        linearizable,
+        unknown_adds,
     })
+}
+
+impl Others {
+    /// The results document, with the counter checker's finished result.
+    fn results(self, mut counter: CounterResult, options: &CheckOptions) -> Results {
+        let Others {
+            count,
+            stats,
+            convergence,
+            tombstones,
+            linearizable,
+            unknown_adds,
+        } = self;
+        let resurrection = std::mem::take(&mut counter.resurrection);
+        let final_read = convergence.keys();
+        let dumps = options.oracle.as_ref().map(|truth| &truth.values);
+        let convergence = convergence.finish(&counter.final_values, options.reading, dumps);
+        let oracle = options.oracle.as_ref().map(|truth| {
+            let reading = options.reading;
+            let mut result =
+                oracle::cross_check(&truth.values, truth.nodes, &counter, &final_read, reading);
+            result.unknown_adds = unknown_adds
+                .unwrap_or_default()
+                .finish(&truth.values, options.reading);
+            result
+        });
+        let checkers = Checkers {
+            counter,
+            resurrection,
+            stats: stats.finish(),
+            tombstones: tombstones.finish(),
+            linearizable,
+            convergence,
+            oracle,
+        };
+        Results {
+            valid: checkers.verdict(),
+            workload: options.workload.clone(),
+            seed: options.seed,
+            ops: count,
+            absent_is_zero: options.reading.absent_is_zero,
+            checkers,
+            warnings: Vec::new(),
+            not_applicable: options.not_applicable.clone(),
+        }
+    }
 }
