@@ -241,6 +241,56 @@ pub struct CounterResult {
 }
 
 impl CounterResult {
+    /// A read of `key` that fits, its bounds not worked out.
+    pub(super) fn record_fit(&mut self, key: String) {
+        self.reads += 1;
+        self.keys.entry(key).or_default().reads += 1;
+    }
+
+    /// A read judged in full (none: unchecked), its bounds kept when `keep_reads`.
+    pub(super) fn record(&mut self, bounds: Option<ReadBounds>, keep_reads: bool) {
+        let Some(bounds) = bounds else {
+            self.unchecked_reads += 1;
+            return;
+        };
+        let result = self;
+        let figures = result.keys.entry(bounds.key.clone()).or_default();
+        result.reads += 1;
+        figures.reads += 1;
+        if let Some(overflow) = bounds.overflow() {
+            result.overflow_reads += 1;
+            figures.overflow_reads += 1;
+            super::overflow::keep(&mut result.overflows, overflow);
+        } else if let Some(misread) = bounds.misread() {
+            match misread {
+                _ if bounds.resurrection => figures.resurrected += 1,
+                Misread::Over(error, nearest) => {
+                    result.overcount.record(error, nearest);
+                    figures.overcount.record(error, nearest);
+                }
+                Misread::Under(error, nearest) => {
+                    result.undercount.record(error, nearest);
+                    figures.undercount.record(error, nearest);
+                }
+                Misread::AbsentAsZero => {
+                    result.absent_as_zero += 1;
+                    figures.absent_as_zero += 1;
+                }
+                Misread::ZeroAsAbsent => {
+                    result.zero_as_absent += 1;
+                    figures.zero_as_absent += 1;
+                }
+            }
+            result.errors.push(bounds.clone());
+            if result.errors.len() >= 2 * ERRORS_KEPT {
+                result.trim_errors();
+            }
+        }
+        if keep_reads {
+            result.read_bounds.push(bounds);
+        }
+    }
+
     /// Keeps the worst errors only, worst first, with the worst [`EACH_KIND_KEPT`] of each
     /// kind among them.
     pub fn trim_errors(&mut self) {

@@ -523,8 +523,8 @@ impl CounterChecker {
                 .collect();
             for judged in judged {
                 match judged {
-                    Judged::Fits(key) => self.record_fit(key),
-                    Judged::Bounds(bounds) => self.record(bounds),
+                    Judged::Fits(key) => self.result.record_fit(key),
+                    Judged::Bounds(bounds) => self.result.record(bounds, keep_reads),
                 }
             }
         }
@@ -563,55 +563,6 @@ impl CounterChecker {
             if let Some(counter) = self.counters.get_mut(&logical.target) {
                 counter.timeline.freeze(root);
             }
-        }
-    }
-
-    /// A read of `key` that fits, its bounds not worked out.
-    fn record_fit(&mut self, key: String) {
-        self.result.reads += 1;
-        self.result.keys.entry(key).or_default().reads += 1;
-    }
-
-    fn record(&mut self, bounds: Option<ReadBounds>) {
-        let Some(bounds) = bounds else {
-            self.result.unchecked_reads += 1;
-            return;
-        };
-        let result = &mut self.result;
-        let figures = result.keys.entry(bounds.key.clone()).or_default();
-        result.reads += 1;
-        figures.reads += 1;
-        if let Some(overflow) = bounds.overflow() {
-            result.overflow_reads += 1;
-            figures.overflow_reads += 1;
-            overflow::keep(&mut result.overflows, overflow);
-        } else if let Some(misread) = bounds.misread() {
-            match misread {
-                _ if bounds.resurrection => figures.resurrected += 1,
-                Misread::Over(error, nearest) => {
-                    result.overcount.record(error, nearest);
-                    figures.overcount.record(error, nearest);
-                }
-                Misread::Under(error, nearest) => {
-                    result.undercount.record(error, nearest);
-                    figures.undercount.record(error, nearest);
-                }
-                Misread::AbsentAsZero => {
-                    result.absent_as_zero += 1;
-                    figures.absent_as_zero += 1;
-                }
-                Misread::ZeroAsAbsent => {
-                    result.zero_as_absent += 1;
-                    figures.zero_as_absent += 1;
-                }
-            }
-            result.errors.push(bounds.clone());
-            if result.errors.len() >= 2 * ERRORS_KEPT {
-                result.trim_errors();
-            }
-        }
-        if self.keep_reads {
-            result.read_bounds.push(bounds);
         }
     }
 }
