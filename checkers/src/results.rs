@@ -231,23 +231,18 @@ fn check_beside(
 impl Others {
     /// The results document, with the counter checker's finished result.
     fn results(self, mut counter: CounterResult, options: &CheckOptions) -> Results {
-        let Others {
-            count,
-            stats,
-            convergence,
-            tombstones,
-            linearizable,
-            unknown_adds,
-        } = self;
         let resurrection = std::mem::take(&mut counter.resurrection);
-        let final_read = convergence.keys();
+        let final_read = self.convergence.keys();
         let dumps = options.oracle.as_ref().map(|truth| &truth.values);
-        let convergence = convergence.finish(&counter.final_values, options.reading, dumps);
+        let convergence = self
+            .convergence
+            .finish(&counter.final_values, options.reading, dumps);
         let oracle = options.oracle.as_ref().map(|truth| {
             let reading = options.reading;
             let mut result =
                 oracle::cross_check(&truth.values, truth.nodes, &counter, &final_read, reading);
-            result.unknown_adds = unknown_adds
+            result.unknown_adds = self
+                .unknown_adds
                 .unwrap_or_default()
                 .finish(&truth.values, options.reading);
             result
@@ -255,9 +250,9 @@ impl Others {
         let checkers = Checkers {
             counter,
             resurrection,
-            stats: stats.finish(),
-            tombstones: tombstones.finish(),
-            linearizable,
+            stats: self.stats.finish(),
+            tombstones: self.tombstones.finish(),
+            linearizable: self.linearizable,
             convergence,
             oracle,
         };
@@ -265,7 +260,7 @@ impl Others {
             valid: checkers.verdict(),
             workload: options.workload.clone(),
             seed: options.seed,
-            ops: count,
+            ops: self.count,
             absent_is_zero: options.reading.absent_is_zero,
             checkers,
             warnings: Vec::new(),
