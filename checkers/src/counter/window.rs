@@ -238,3 +238,33 @@ impl Timeline {
         (2 * h + 1 > self.floor).then_some(h)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn add(id: u64, delta: i64, start: u64, end: End) -> WindowOp {
+        WindowOp {
+            id,
+            delta: Some(delta),
+            start,
+            end,
+            loose: false,
+        }
+    }
+
+    #[test]
+    fn a_floating_add_counts_towards_leaving_64_bits() {
+        // An add of i64::MAX - 1 times out at event 1 and floats once its grace is over;
+        // an add of 2 is then in play: together they may pass i64::MAX.
+        let mut timeline = Timeline::default();
+        timeline.push(add(0, i64::MAX - 1, 0, End::Never(1)));
+        assert!(timeline.within_64_bits());
+        assert_eq!(timeline.settle(2, 1 + RETRY_GRACE), vec![0]);
+        assert!(timeline.within_64_bits(), "the floating add alone fits");
+        timeline.push(add(3, 1, 3 + RETRY_GRACE, End::Open));
+        assert!(timeline.within_64_bits(), "it and 1 make i64::MAX");
+        timeline.push(add(4, 1, 4 + RETRY_GRACE, End::Open));
+        assert!(!timeline.within_64_bits(), "it and 2 pass i64::MAX");
+    }
+}
