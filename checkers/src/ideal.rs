@@ -70,12 +70,16 @@ impl Reading {
 
     /// Whether a read that returned `returned` fits a counter in `state` (none fits past `i64`).
     pub fn fits(self, state: State, returned: Count) -> bool {
-        let returned = self.of(returned).map(Sum::from);
-        let state = match (state, self.absent_is_zero) {
-            (None, true) => Some(0),
-            (state, _) => state,
-        };
-        state == returned
+        self.admits(state.is_none(), |n| state == Some(n), self.of(returned))
+    }
+
+    /// Whether a read that returned `returned` fits a counter that may be `absent` or hold a
+    /// count `holds` accepts: under `absent_is_zero` absent reads as 0, and `null` as nothing.
+    pub fn admits(self, absent: bool, holds: impl Fn(Sum) -> bool, returned: Count) -> bool {
+        match returned {
+            None => absent && !self.absent_is_zero,
+            Some(n) => holds(Sum::from(n)) || (absent && self.absent_is_zero && n == 0),
+        }
     }
 }
 

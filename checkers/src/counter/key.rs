@@ -103,13 +103,8 @@ pub fn fits(counter: &Counter, read: &PendingRead, reading: Reading) -> bool {
         return false;
     };
     let timeline = &counter.timeline;
-    // As `judge` compares: under `absent_is_zero` an absent counter reads as 0, never null.
     let value = read.bounds.value;
-    timeline.within_64_bits()
-        && timeline.admits(read.start, end, |o| match value {
-            None => o.absent && !reading.absent_is_zero,
-            Some(n) => o.contains(Some(n)) || (o.absent && n == 0 && reading.absent_is_zero),
-        })
+    timeline.within_64_bits() && timeline.admits(read.start, end, |o| o.fits(reading, value))
 }
 
 /// The bounds of a read whose ops have all ended; none when no placement explains anything.
@@ -134,9 +129,14 @@ pub fn judge(
         return Some(bounds);
     };
     let highest = direction == Direction::Over;
-    let behind = outcomes
-        .iter()
-        .find(|o| o.contains(Some(nearest)) || (o.absent && nearest == 0));
+    let behind = outcomes.iter().find(|o| {
+        o.fits(
+            Reading {
+                absent_is_zero: true,
+            },
+            Some(nearest),
+        )
+    });
     if let Some(outcome) = behind {
         bounds.bound_ops = figures::kept(counter.timeline.ops_behind(outcome, highest));
         if outcome.choice.delete.is_none() {

@@ -509,17 +509,14 @@ impl CounterChecker {
             let keep_reads = self.keep_reads;
             let judged: Vec<Judged> = ready
                 .into_iter()
-                .map(
-                    |read| match !keep_reads && fits(counter, &read, self.reading) {
-                        true => Judged::Fits(read.bounds.key),
-                        false => Judged::Bounds(judge(
-                            counter,
-                            read,
-                            self.reading,
-                            &mut self.resurrections,
-                        )),
-                    },
-                )
+                .map(|read| {
+                    if !keep_reads && fits(counter, &read, self.reading) {
+                        Judged::Fits(read.bounds.key)
+                    } else {
+                        let resurrections = &mut self.resurrections;
+                        Judged::Bounds(judge(counter, read, self.reading, resurrections))
+                    }
+                })
                 .collect();
             for judged in judged {
                 match judged {

@@ -16,7 +16,7 @@ use super::frame::{End, Frame, WindowOp};
 use super::ranges::RangeSet;
 use super::subsets::{Spans, Subsets};
 use super::values::Values;
-use crate::ideal::Sum;
+use crate::ideal::{Count, Reading, Sum};
 
 /// Which placement produced a range of values, to name the ops behind a bound.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -46,12 +46,10 @@ pub struct Outcome {
 }
 
 impl Outcome {
-    /// Whether a read that returned `value` fits this outcome.
-    pub fn contains(&self, value: Option<i64>) -> bool {
-        match value {
-            None => self.absent,
-            Some(n) => !self.absent && self.lo <= Sum::from(n) && Sum::from(n) <= self.hi,
-        }
+    /// Whether a read that returned `returned` fits this outcome, as `reading` compares.
+    pub fn fits(&self, reading: Reading, returned: Count) -> bool {
+        let holds = |n| !self.absent && self.lo <= n && n <= self.hi;
+        reading.admits(self.absent, holds, returned)
     }
 }
 

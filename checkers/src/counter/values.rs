@@ -33,10 +33,7 @@ impl Values {
 
     /// Whether a counter in some state of the set may read as `returned`.
     pub fn contains(&self, returned: Count) -> bool {
-        match returned {
-            None => self.absent,
-            Some(n) => self.counts.contains(Sum::from(n)),
-        }
+        Reading::default().admits(self.absent, |n| self.counts.contains(n), returned)
     }
 
     /// Whether the set holds no state.
@@ -44,7 +41,8 @@ impl Values {
         !self.absent && self.counts.is_empty()
     }
 
-    /// The set as reads compare it: under `absent_is_zero`, absent is the count 0.
+    /// The set as reads compare it: under `absent_is_zero`, absent is the count 0 (what
+    /// `contains` then holds is what [`Reading::admits`] admits of the set as it was).
     pub fn read(&self, reading: Reading) -> Values {
         if reading.absent_is_zero && self.absent {
             Values {
@@ -220,6 +218,31 @@ mod tests {
             );
         }
         assert_eq!(Values::default().span(), None);
+    }
+
+    #[test]
+    fn a_set_read_holds_what_the_reading_admits_of_it() {
+        let sets = [
+            Values::absent(),
+            Values::count(0),
+            Values::count(3),
+            values(true, &[(2, 4)]),
+            values(false, &[(-1, 1)]),
+            Values::default(),
+        ];
+        for absent_is_zero in [false, true] {
+            let reading = Reading { absent_is_zero };
+            for set in &sets {
+                for returned in [None, Some(-1), Some(0), Some(1), Some(3), Some(5)] {
+                    let admitted = reading.admits(set.absent, |n| set.counts.contains(n), returned);
+                    assert_eq!(
+                        set.read(reading).contains(returned),
+                        admitted,
+                        "{set} {returned:?} absent_is_zero={absent_is_zero}"
+                    );
+                }
+            }
+        }
     }
 
     #[test]
