@@ -4,38 +4,46 @@
 use super::partition::LinOp;
 
 /// The event list: entry `2 * i` is op i's call, `2 * i + 1` its return, plus head and tail.
+/// Links are 32-bit, half the bytes a long partition's list would take in `usize`.
 pub struct Events {
-    /// The entry after each entry.
-    pub next: Vec<usize>,
-    prev: Vec<usize>,
+    next: Vec<u32>,
+    prev: Vec<u32>,
     /// The sentinel before the first entry.
     pub head: usize,
     /// The sentinel after the last entry.
     pub tail: usize,
 }
 
+/// The most ops a partition may have: its entries and sentinels fit in a 32-bit link.
+pub const MAX_OPS: usize = (u32::MAX as usize - 2) / 2;
+
 impl Events {
-    /// Links the events of `ops` in time order; unknown returns go last.
+    /// Links the events of `ops` (at most `MAX_OPS`) in time order; unknown returns go last.
     pub fn new<I>(ops: &[LinOp<I>]) -> Self {
-        let mut order: Vec<(u64, u64, usize)> = Vec::with_capacity(ops.len() * 2);
+        assert!(
+            ops.len() <= MAX_OPS,
+            "a partition of more than {MAX_OPS} ops"
+        );
+        let mut order: Vec<(u64, u64, u32)> = Vec::with_capacity(ops.len() * 2);
         for (i, op) in ops.iter().enumerate() {
-            order.push((op.call, 0, 2 * i));
+            let call = 2 * i as u32;
+            order.push((op.call, 0, call));
             order.push(
                 op.ret
-                    .map_or((u64::MAX, op.call, 2 * i + 1), |r| (r, 0, 2 * i + 1)),
+                    .map_or((u64::MAX, op.call, call + 1), |r| (r, 0, call + 1)),
             );
         }
         order.sort_unstable();
         let (head, tail) = (ops.len() * 2, ops.len() * 2 + 1);
-        let mut next = vec![tail; ops.len() * 2 + 2];
-        let mut prev = vec![head; ops.len() * 2 + 2];
-        let mut last = head;
+        let mut next = vec![tail as u32; ops.len() * 2 + 2];
+        let mut prev = vec![head as u32; ops.len() * 2 + 2];
+        let mut last = head as u32;
         for &(_, _, entry) in &order {
-            next[last] = entry;
-            prev[entry] = last;
+            next[last as usize] = entry;
+            prev[entry as usize] = last;
             last = entry;
         }
-        next[last] = tail;
+        next[last as usize] = tail as u32;
         prev[tail] = last;
         Events {
             next,
@@ -45,16 +53,26 @@ impl Events {
         }
     }
 
+    /// The entry after `entry`.
+    pub fn after(&self, entry: usize) -> usize {
+        self.next[entry] as usize
+    }
+
+    /// The first entry (the tail when the list is empty).
+    pub fn first(&self) -> usize {
+        self.after(self.head)
+    }
+
     fn unlink(&mut self, e: usize) {
         let (p, n) = (self.prev[e], self.next[e]);
-        self.next[p] = n;
-        self.prev[n] = p;
+        self.next[p as usize] = n;
+        self.prev[n as usize] = p;
     }
 
     fn relink(&mut self, e: usize) {
-        let (p, n) = (self.prev[e], self.next[e]);
-        self.next[p] = e;
-        self.prev[n] = e;
+        let (p, n) = (self.prev[e] as usize, self.next[e] as usize);
+        self.next[p] = e as u32;
+        self.prev[n] = e as u32;
     }
 
     /// Takes op `i`'s call and return out of the list.

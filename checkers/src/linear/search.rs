@@ -6,7 +6,7 @@
 
 use super::bitset::Linearized;
 use super::cache::Cache;
-use super::events::Events;
+use super::events::{Events, MAX_OPS};
 use super::model::{Decision, Model};
 use super::partition::LinOp;
 use super::resident::resident_bytes;
@@ -138,7 +138,7 @@ impl<'a, M: Model> Search<'a, M> {
 
     /// A callable read-only op that succeeds in the current state, if any.
     fn forced_read(&self) -> Option<usize> {
-        let mut entry = self.events.next[self.events.head];
+        let mut entry = self.events.first();
         while entry != self.events.tail && entry.is_multiple_of(2) {
             let input = &self.ops[entry / 2].input;
             // Only a read that leaves the state as it is: from a state that stands for any
@@ -148,7 +148,7 @@ impl<'a, M: Model> Search<'a, M> {
             {
                 return Some(entry);
             }
-            entry = self.events.next[entry];
+            entry = self.events.after(entry);
         }
         None
     }
@@ -226,7 +226,7 @@ impl<'a, M: Model> Search<'a, M> {
     fn dead_end(&mut self, op: usize, state: &M::State) -> bool {
         let mut before = std::mem::take(&mut self.before);
         before.clear();
-        let (mut entry, mut walked, mut reads) = (self.events.next[self.events.head], 0, 0);
+        let (mut entry, mut walked, mut reads) = (self.events.first(), 0, 0);
         let mut dead = false;
         while entry != self.events.tail && walked < DEAD_END_WALK && reads < DEAD_END_READS {
             let i = entry / 2;
@@ -245,7 +245,7 @@ impl<'a, M: Model> Search<'a, M> {
                 }
             }
             walked += 1;
-            entry = self.events.next[entry];
+            entry = self.events.after(entry);
         }
         self.before = before;
         dead
@@ -275,13 +275,13 @@ impl<'a, M: Model> Search<'a, M> {
             self.events.unlift(frame.entry / 2);
             self.classes.refresh(&self.events, self.ops);
             if !frame.forced {
-                return Some(self.events.next[frame.entry]);
+                return Some(self.events.after(frame.entry));
             }
         }
     }
 
     fn run(&mut self, limits: &Limits) -> Verdict {
-        let mut entry = self.events.next[self.events.head];
+        let mut entry = self.events.first();
         let mut steps = 0u64;
         loop {
             steps += 1;
@@ -296,10 +296,10 @@ impl<'a, M: Model> Search<'a, M> {
                     return Verdict::Unknown(reason);
                 }
             }
-            if entry == self.events.next[self.events.head] {
+            if entry == self.events.first() {
                 if let Some(read) = self.forced_read() {
                     entry = if self.try_lift(read, true, limits) {
-                        self.events.next[self.events.head]
+                        self.events.first()
                     } else if let Some(reason) = self.gave_up {
                         return Verdict::Unknown(give_up(limits, reason));
                     } else {
@@ -329,9 +329,9 @@ impl<'a, M: Model> Search<'a, M> {
                 continue;
             }
             entry = if self.classes.worth_trying(op) && self.try_lift(entry, false, limits) {
-                self.events.next[self.events.head]
+                self.events.first()
             } else {
-                self.events.next[entry]
+                self.events.after(entry)
             };
         }
     }
@@ -397,6 +397,9 @@ pub fn search<M: Model>(
             None => {}
         }
     }
+    if ops.len() > MAX_OPS {
+        return Verdict::Unknown("a partition of more ops than the search can link");
+    }
     let mut search = Search::new(model, init, ops);
     let verdict = search.run(limits);
     limits.memory_used.fetch_sub(search.held, Ordering::Relaxed);
@@ -425,6 +428,9 @@ pub fn longest_prefix<M: Model>(
     ops: &[LinOp<M::Input>],
     deadline: Instant,
 ) -> Option<Vec<usize>> {
+    if ops.len() > MAX_OPS {
+        return None;
+    }
     with_own_limits(Some(deadline), usize::MAX, |limits| {
         let mut search = Search::new(model, init, ops);
         search.prune = false;

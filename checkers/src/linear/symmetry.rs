@@ -40,14 +40,14 @@ impl Classes {
     pub fn refresh<I>(&mut self, events: &Events, ops: &[LinOp<I>]) {
         self.generation += 1;
         let order = |i: usize| (ops[i].ret.unwrap_or(u64::MAX), i);
-        let mut entry = events.next[events.head];
+        let mut entry = events.first();
         while entry != events.tail && entry.is_multiple_of(2) {
             let (op, c) = (entry / 2, self.class[entry / 2]);
             if self.stamp[c] != self.generation || order(op) < order(self.best[c]) {
                 self.stamp[c] = self.generation;
                 self.best[c] = op;
             }
-            entry = events.next[entry];
+            entry = events.after(entry);
         }
     }
 
