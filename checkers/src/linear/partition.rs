@@ -1,7 +1,5 @@
 //! The search's input: one partition's ops, each with its model input, call and return.
 
-use crate::op::Process;
-
 /// One operation as the search sees it.
 #[derive(Debug, Clone)]
 pub struct LinOp<I> {
@@ -15,8 +13,6 @@ pub struct LinOp<I> {
     /// For an op of unknown outcome, history index of its last info completion: where a
     /// service that answered late most likely applied it. A hint for a search, not a deadline.
     pub hint: Option<u64>,
-    /// Who performed it.
-    pub process: Process,
 }
 
 /// The ops of one independent object, in call order.

@@ -83,7 +83,6 @@ pub fn partitions<M: Model>(
                     call: intent.call.index,
                     ret: intent.ok.map(|r| r.index),
                     hint: intent.info.filter(|_| intent.ok.is_none()).map(|i| i.index),
-                    process: intent.call.process.clone(),
                 });
         }
     }

@@ -5,7 +5,6 @@ use super::record::{End, Record, NONE};
 use crate::ideal::{self, Count, Reading};
 use crate::linear::models::{CounterInput, CounterModel};
 use crate::linear::partition::{LinOp, Partition};
-use crate::op::Process;
 use std::collections::BTreeMap;
 
 /// The name of counter number `key` (`None`: the op had no key).
@@ -49,8 +48,8 @@ struct Intent {
     ok: Option<u32>,
     /// Some attempt may have taken effect without saying so.
     maybe: bool,
-    /// The last info completion.
-    info: Option<u64>,
+    /// The attempt whose info completion came last.
+    info: Option<u32>,
 }
 
 /// A group's records (in call order, fewer than 2^32) as partitions, by the rules of
@@ -97,8 +96,10 @@ pub fn partitions(
             input,
             call: first.call,
             ret: ok.map(|o| o.ret),
-            hint: intent.info.filter(|_| ok.is_none()),
-            process: Process::Client(first.process),
+            hint: intent
+                .info
+                .filter(|_| ok.is_none())
+                .map(|o| records[o as usize].ret),
         });
     }
     // In the partitions' order; one whose every op was left out is no partition.
@@ -113,7 +114,7 @@ pub fn partitions(
 /// The intended ops of records in call order: a retry (found by the call it retries) joins
 /// the intent of the op it retries.
 fn intents(records: &[Record]) -> Vec<Intent> {
-    let mut intents: Vec<Intent> = Vec::new();
+    let mut intents: Vec<Intent> = Vec::with_capacity(records.len());
     let mut intent_of: Vec<u32> = Vec::with_capacity(records.len());
     for (r, i) in records.iter().zip(0u32..) {
         let done = &records[..intent_of.len()];
@@ -141,7 +142,9 @@ fn intents(records: &[Record]) -> Vec<Intent> {
             End::Ok | End::Fail => {}
             End::Info => {
                 intent.maybe = true;
-                intent.info = intent.info.max(Some(r.ret));
+                if intent.info.is_none_or(|o| records[o as usize].ret < r.ret) {
+                    intent.info = Some(i);
+                }
             }
             End::Open => intent.maybe = true,
         }
