@@ -73,13 +73,13 @@ pub enum Verdict {
 }
 
 /// One linearized op on the search's stack.
-struct Frame<S> {
+#[derive(Clone, Copy)]
+struct Frame {
     /// The op's call entry.
-    entry: usize,
-    /// The state before it.
-    state: S,
+    entry: u32,
     /// A read-only op linearized as soon as it could be: the configuration before it is
-    /// solvable exactly when the one after it is, so there is no alternative to try.
+    /// solvable exactly when the one after it is, so there is no alternative to try. It left
+    /// the state as it was, so no state is kept for it.
     forced: bool,
 }
 
@@ -96,7 +96,9 @@ struct Search<'a, M: Model> {
     evict_at: usize,
     /// Why the search must stop, once it must.
     gave_up: Option<&'static str>,
-    stack: Vec<Frame<M::State>>,
+    stack: Vec<Frame>,
+    /// The state before each frame that is not forced, in the stack's order.
+    states: Vec<M::State>,
     state: M::State,
     longest: Vec<usize>,
     /// How many frames at the bottom of the stack `longest` starts with: only the frames
@@ -127,6 +129,7 @@ impl<'a, M: Model> Search<'a, M> {
             evict_at: EVICT_AT,
             gave_up: None,
             stack: Vec::new(),
+            states: Vec::new(),
             state: init,
             longest: Vec::new(),
             agreed: 0,
@@ -203,11 +206,12 @@ impl<'a, M: Model> Search<'a, M> {
         }
         self.held = bytes;
         let state = std::mem::replace(&mut self.state, next_state);
-        self.stack.push(Frame {
-            entry,
-            state,
-            forced,
-        });
+        if !forced {
+            self.states.push(state);
+        }
+        // Entries fit in 32 bits (`MAX_OPS`).
+        let entry = entry as u32;
+        self.stack.push(Frame { entry, forced });
         self.at_peak |= self.stack.len() > self.longest.len();
         self.events.lift(op);
         self.classes.refresh(&self.events, self.ops);
@@ -256,7 +260,8 @@ impl<'a, M: Model> Search<'a, M> {
     fn record_longest(&mut self) {
         self.longest.truncate(self.agreed);
         let above = &self.stack[self.agreed..];
-        self.longest.extend(above.iter().map(|f| f.entry / 2));
+        self.longest
+            .extend(above.iter().map(|f| f.entry as usize / 2));
         self.agreed = self.stack.len();
         self.at_peak = false;
     }
@@ -269,13 +274,19 @@ impl<'a, M: Model> Search<'a, M> {
         }
         loop {
             let frame = self.stack.pop()?;
+            let entry = frame.entry as usize;
             self.agreed = self.agreed.min(self.stack.len());
-            self.state = frame.state;
-            self.linearized.clear(frame.entry / 2);
-            self.events.unlift(frame.entry / 2);
+            if !frame.forced {
+                self.state = self
+                    .states
+                    .pop()
+                    .expect("a state for every frame not forced");
+            }
+            self.linearized.clear(entry / 2);
+            self.events.unlift(entry / 2);
             self.classes.refresh(&self.events, self.ops);
             if !frame.forced {
-                return Some(self.events.after(frame.entry));
+                return Some(self.events.after(entry));
             }
         }
     }
