@@ -129,6 +129,7 @@ pub fn judge(
         return Some(bounds);
     };
     let highest = direction == Direction::Over;
+    // `nearest` counts absent as 0 (as distances do), whatever the run's reading.
     let behind = outcomes.iter().find(|o| {
         o.fits(
             Reading {
