@@ -6,7 +6,8 @@ use crate::process::{
 };
 use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
-use std::time::Duration;
+use std::path::Path;
+use std::time::{Duration, Instant};
 
 #[test]
 fn a_short_run_leaves_a_complete_run_folder_and_no_node() {
@@ -216,11 +217,21 @@ fn nodes_exit_by_themselves_when_the_driver_is_killed() {
         .spawn()
         .expect("start run");
     let pids = wait_for_nodes(results.path(), Duration::from_secs(30));
+    let dir = only_run_folder(results.path());
+    // Killed before any client op completes, the history would be empty, which
+    // `check` rightly refuses; wait for one so the check below has work to do.
+    let first_op = Instant::now();
+    while !has_client_completion(&dir.join("history.jsonl")) {
+        assert!(
+            first_op.elapsed() < Duration::from_secs(30),
+            "no client op completed"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
     child.kill().expect("SIGKILL the driver");
     child.wait().expect("reaped");
     assert_eq!(survivors(&pids, Duration::from_secs(3)), Vec::<u32>::new());
     // What the killed run recorded is still readable.
-    let dir = only_run_folder(results.path());
     let checked = run(&["check", dir.join("history.jsonl").to_str().expect("utf-8")]);
     assert!(matches!(checked.status.code(), Some(0..=2)), "{checked:?}");
 }
@@ -513,4 +524,13 @@ fn tombstone_queue_fails_scans_at_its_default_length_and_still_gets_a_verdict() 
     assert_eq!(convergence["valid"], true, "{convergence}");
     assert_eq!(convergence["unanswered"], 0, "{convergence}");
     assert!(convergence["from_dumps"].as_u64().expect("from dumps") > 0);
+}
+
+/// Whether the history at `path` holds a client op's completion (`ok`, `fail` or `info`).
+fn has_client_completion(path: &Path) -> bool {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    text.lines().any(|line| {
+        let op: serde_json::Value = serde_json::from_str(line).unwrap_or_default();
+        op["process"].is_u64() && op["type"].as_str().is_some_and(|t| t != "invoke")
+    })
 }

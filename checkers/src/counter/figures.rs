@@ -253,41 +253,40 @@ impl CounterResult {
             self.unchecked_reads += 1;
             return;
         };
-        let result = self;
-        let figures = result.keys.entry(bounds.key.clone()).or_default();
-        result.reads += 1;
+        let figures = self.keys.entry(bounds.key.clone()).or_default();
+        self.reads += 1;
         figures.reads += 1;
         if let Some(overflow) = bounds.overflow() {
-            result.overflow_reads += 1;
+            self.overflow_reads += 1;
             figures.overflow_reads += 1;
-            super::overflow::keep(&mut result.overflows, overflow);
+            super::overflow::keep(&mut self.overflows, overflow);
         } else if let Some(misread) = bounds.misread() {
             match misread {
                 _ if bounds.resurrection => figures.resurrected += 1,
                 Misread::Over(error, nearest) => {
-                    result.overcount.record(error, nearest);
+                    self.overcount.record(error, nearest);
                     figures.overcount.record(error, nearest);
                 }
                 Misread::Under(error, nearest) => {
-                    result.undercount.record(error, nearest);
+                    self.undercount.record(error, nearest);
                     figures.undercount.record(error, nearest);
                 }
                 Misread::AbsentAsZero => {
-                    result.absent_as_zero += 1;
+                    self.absent_as_zero += 1;
                     figures.absent_as_zero += 1;
                 }
                 Misread::ZeroAsAbsent => {
-                    result.zero_as_absent += 1;
+                    self.zero_as_absent += 1;
                     figures.zero_as_absent += 1;
                 }
             }
-            result.errors.push(bounds.clone());
-            if result.errors.len() >= 2 * ERRORS_KEPT {
-                result.trim_errors();
+            self.errors.push(bounds.clone());
+            if self.errors.len() >= 2 * ERRORS_KEPT {
+                self.trim_errors();
             }
         }
         if keep_reads {
-            result.read_bounds.push(bounds);
+            self.read_bounds.push(bounds);
         }
     }
 

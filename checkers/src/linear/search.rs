@@ -276,16 +276,12 @@ impl<'a, M: Model> Search<'a, M> {
             let frame = self.stack.pop()?;
             let entry = frame.entry as usize;
             self.agreed = self.agreed.min(self.stack.len());
-            if !frame.forced {
-                self.state = self
-                    .states
-                    .pop()
-                    .expect("a state for every frame not forced");
-            }
             self.linearized.clear(entry / 2);
             self.events.unlift(entry / 2);
             self.classes.refresh(&self.events, self.ops);
             if !frame.forced {
+                let state = self.states.pop();
+                self.state = state.expect("a state for every frame not forced");
                 return Some(self.events.after(entry));
             }
         }
