@@ -6,7 +6,9 @@
 //! is not the bottleneck when its rate against the stub is far above the cluster's.
 //! The increments run with the commit log in `periodic` mode, and once more at RF 3 in `batch`
 //! mode (every write synced before it is acknowledged), to show what durability costs. The
-//! ceiling is measured first and last, and the better of the two taken.
+//! ceiling is measured first and last, and the better of the two taken. For the loads on
+//! nodes, the CPU the node processes spent per op is printed too: it moves far less with the
+//! machine's other load than the rates do.
 //! Run with `cargo bench --bench node_throughput` (`BENCH_SECONDS`, `BENCH_CLIENTS` to tune).
 
 use checker::api::ConsistencyLevel;
@@ -26,6 +28,23 @@ struct Measured {
     per_second: f64,
     p50_ms: f64,
     p99_ms: f64,
+    /// CPU the nodes spent per op, in microseconds (none for loads without nodes).
+    node_cpu_us: Option<f64>,
+}
+
+/// CPU seconds the processes `pids` have used so far, user and system, from `/proc`
+/// (whose clock ticks are Linux's fixed `USER_HZ` of 100 a second).
+fn cpu_seconds(pids: &[u32]) -> f64 {
+    let ticks = |pid: &u32| -> u64 {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        // The fields after the command name, which ends with the last ')'.
+        let rest = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
+        let fields: Vec<&str> = rest.split_whitespace().collect();
+        // utime and stime are the 14th and 15th fields, the 12th and 13th after the name.
+        let field = |i: usize| fields.get(i).and_then(|f| f.parse::<u64>().ok());
+        field(11).unwrap_or(0) + field(12).unwrap_or(0)
+    };
+    pids.iter().map(ticks).sum::<u64>() as f64 / 100.0
 }
 
 /// Runs `op` from `clients` concurrent loops for `seconds`; every loop stops by itself.
@@ -72,6 +91,7 @@ where
         per_second: latencies.len() as f64 / elapsed,
         p50_ms: quantile(0.5),
         p99_ms: quantile(0.99),
+        node_cpu_us: None,
     }
 }
 
@@ -107,11 +127,15 @@ async fn increments(
     let addrs = cluster.addrs();
     let client = Arc::new(HttpClient::new(addrs, Duration::from_secs(2)));
     let key: CounterKey = "views/home".parse().expect("key");
-    let measured = load(clients, seconds, move |i| {
+    let pids: Vec<u32> = cluster.nodes().iter().map(|n| n.pid).collect();
+    let cpu_before = cpu_seconds(&pids);
+    let mut measured = load(clients, seconds, move |i| {
         let (client, key) = (client.clone(), key.clone());
         async move { client.add(i % nodes, &key, 1, cl).await.kind == OpType::Ok }
     })
     .await;
+    let cpu = cpu_seconds(&pids) - cpu_before;
+    measured.node_cpu_us = Some(cpu * 1e6 / measured.ops.max(1) as f64);
     cluster.stop().await;
     measured
 }
@@ -218,8 +242,8 @@ fn main() {
         cluster.stop().await;
         println!("{clients} concurrent clients, {seconds} s each, all on 127.0.0.1\n");
         println!(
-            "{:<28} {:>9} {:>7} {:>10} {:>9} {:>9} {:>10}",
-            "load", "ops", "failed", "ops/s", "p50 ms", "p99 ms", "of hello"
+            "{:<28} {:>9} {:>7} {:>10} {:>9} {:>9} {:>10} {:>12}",
+            "load", "ops", "failed", "ops/s", "p50 ms", "p99 ms", "of hello", "node CPU/op"
         );
         for (name, m) in [
             ("hello endpoint (ceiling)", &hello),
@@ -227,8 +251,11 @@ fn main() {
             ("increments, RF 3, QUORUM", &rf3),
             ("RF 3, QUORUM, batch log", &rf3_batch),
         ] {
+            let cpu = m
+                .node_cpu_us
+                .map_or("-".to_string(), |us| format!("{us:.0} µs"));
             println!(
-                "{name:<28} {:>9} {:>7} {:>10.0} {:>9.2} {:>9.2} {:>9.1}%",
+                "{name:<28} {:>9} {:>7} {:>10.0} {:>9.2} {:>9.2} {:>9.1}% {cpu:>12}",
                 m.ops,
                 m.failed,
                 m.per_second,

@@ -1,12 +1,13 @@
 //! The commit log and the flushed segments on disk, in the node's data folder.
 //!
-//! Every write is appended to the log file before it is acknowledged, as Cassandra writes
-//! each mutation into a memory-mapped commit-log segment: the bytes are in the operating
-//! system's page cache at once, so they outlive the process. What a replay trusts is marked
+//! Every write is appended to the log before it is acknowledged, as Cassandra writes each
+//! mutation into a memory-mapped commit-log segment. What a replay trusts is marked
 //! separately, in `commitlog.marker`, as Cassandra's chained sync markers are: in
 //! `periodic:<ms>` mode the marker moves every [`MARK_INTERVAL`] without a sync, and a sync
 //! to the disk happens every period; in `batch` mode every write is synced and marked before
-//! it is acknowledged. So a killed process loses only the writes of the last mark interval,
+//! it is acknowledged. In periodic mode the writes since the last mark wait in memory and
+//! reach the file (the page cache) when the marker moves over them, since a replay would
+//! not read them before that anyway. So a killed process loses only the writes of the last mark interval,
 //! and a power loss ([`lose_unsynced`]) the writes since the last sync. A flush writes the
 //! memtable as a segment file and empties the log. A restart loads the segments and replays
 //! the marked part of the log.
@@ -28,8 +29,13 @@ pub struct CommitLog {
     file: Option<File>,
     marker: Option<File>,
     sync: CommitlogSync,
-    /// Bytes in the log file.
+    /// Bytes in the log: in the file, and in `pending`.
     written: u64,
+    /// Periodic mode's writes not yet in the file: they go there at the next mark, as
+    /// Cassandra's go to a memory-mapped segment. A replay reads only the marked part of
+    /// the file, so a killed process loses exactly what it would with each write in the
+    /// file at once (the writes since the last mark), without a syscall for every write.
+    pending: Vec<u8>,
     /// Bytes a replay after a process crash reads.
     marked: u64,
     /// Bytes on the disk: what a power loss leaves.
@@ -109,6 +115,7 @@ impl CommitLog {
             marker: None,
             sync,
             written: marked,
+            pending: Vec::new(),
             marked,
             synced: synced.min(marked),
             next_segment,
@@ -140,6 +147,13 @@ impl CommitLog {
         let Some(file) = &mut self.file else {
             return Ok(());
         };
+        if self.sync != CommitlogSync::Batch {
+            let before = self.pending.len();
+            serde_json::to_writer(&mut self.pending, fragment)?;
+            self.pending.push(b'\n');
+            self.written += (self.pending.len() - before) as u64;
+            return Ok(());
+        }
         let mut line = serde_json::to_vec(fragment)?;
         line.push(b'\n');
         if let Err(e) = file.write_all(&line) {
@@ -148,13 +162,30 @@ impl CommitLog {
             return Err(self.fail(e));
         }
         self.written += line.len() as u64;
-        match self.sync {
-            CommitlogSync::Batch => self.sync(),
-            _ => Ok(()),
-        }
+        self.sync()
     }
 
-    /// Bytes in the log file.
+    /// Writes periodic mode's pending writes to the file; a failure stops the log, and the
+    /// file is cut back to its whole lines.
+    fn write_pending(&mut self) -> std::io::Result<()> {
+        let Some(file) = &mut self.file else {
+            return Ok(());
+        };
+        if self.pending.is_empty() {
+            return Ok(());
+        }
+        if let Err(e) = file.write_all(&self.pending) {
+            let kept = self.written - self.pending.len() as u64;
+            let _ = file.set_len(kept);
+            self.written = kept;
+            self.pending.clear();
+            return Err(self.fail(e));
+        }
+        self.pending.clear();
+        Ok(())
+    }
+
+    /// Bytes in the log.
     pub fn len(&self) -> u64 {
         self.written
     }
@@ -188,6 +219,7 @@ impl CommitLog {
     /// Moves the replay marker over everything written, without syncing (periodic mode's
     /// chained markers).
     pub fn mark(&mut self) -> std::io::Result<()> {
+        self.write_pending()?;
         let Some(marker) = &self.marker else {
             return Ok(());
         };
@@ -206,6 +238,7 @@ impl CommitLog {
         if self.failed.is_some() {
             return self.mark();
         }
+        self.write_pending()?;
         let (Some(file), Some(marker)) = (&self.file, &self.marker) else {
             return Ok(());
         };
@@ -249,6 +282,8 @@ impl CommitLog {
         if let Err(e) = self.write_segment(segment, "") {
             return Err(self.fail(e));
         }
+        // The segment holds the pending writes too.
+        self.pending.clear();
         if let (Some(file), Some(marker)) = (&self.file, &self.marker) {
             file.set_len(0)?;
             (self.written, self.marked, self.synced) = (0, 0, 0);
@@ -416,6 +451,43 @@ mod tests {
         log.flushed(&write).expect("flush");
         let (_, recovered) = CommitLog::open(dir.path(), CommitlogSync::Batch).expect("reopen");
         assert_eq!((recovered.segments.len(), recovered.log.len()), (1, 0));
+    }
+
+    #[test]
+    fn periodic_writes_reach_the_file_when_marked_and_a_failed_mark_stops_the_log() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let write = tombstone(DeleteScope::Row, "p", Some("c"), 10);
+        let periodic = CommitlogSync::Periodic(10_000);
+        let (mut log, _) = CommitLog::open(dir.path(), periodic).expect("open");
+        log.append(&write).expect("append");
+        log.append(&write).expect("append");
+        let on_disk = || std::fs::metadata(log_path(dir.path())).expect("log").len();
+        assert_eq!(on_disk(), 0, "nothing is written before the mark");
+        assert!(log.len() > 0, "yet the log counts them");
+        log.mark().expect("mark");
+        assert_eq!(on_disk(), log.len(), "the mark writes them");
+        let good = log.file.take();
+        log.file = Some(
+            OpenOptions::new()
+                .write(true)
+                .open("/dev/full")
+                .expect("/dev/full"),
+        );
+        log.append(&write)
+            .expect("acknowledged before the mark, as in Cassandra");
+        let failed = log.mark().expect_err("the mark cannot write it");
+        assert_eq!(failed.raw_os_error(), Some(28), "ENOSPC: {failed}");
+        log.file = good;
+        let later = log.append(&write).expect_err("the log stopped");
+        assert!(later.to_string().contains("commit_failure_policy: stop"));
+        assert!(log.mark().is_ok(), "the marker stays on the whole lines");
+        drop(log);
+        let (_, recovered) = CommitLog::open(dir.path(), periodic).expect("reopen");
+        assert_eq!(
+            recovered.log.len(),
+            2,
+            "the write after the mark is lost, as in a kill"
+        );
     }
 
     #[test]
