@@ -114,6 +114,60 @@ fn on_a_full_disk_a_batch_mode_node_acknowledges_no_increment_it_could_not_log()
 }
 
 #[test]
+fn on_a_full_disk_a_periodic_mode_node_refuses_the_write_that_meets_it_and_loses_no_other() {
+    let Some(disk) = Tmpfs::mount("2m") else {
+        return;
+    };
+    let settings = disk.path().join("cluster.json");
+    let periodic = r#"{"rf": 1, "commitlog_sync": "periodic:10000"}"#;
+    std::fs::write(&settings, periodic).expect("settings");
+    let start = || {
+        let mut command = checker();
+        command
+            .args(["node", "--id", "n1", "--settings"])
+            .arg(&settings)
+            .arg("--data-dir")
+            .arg(disk.path().join("n1"));
+        spawn_node(command)
+    };
+    let node = start();
+    let url = format!("http://{}/v1/counters/views/home", node.addr);
+    assert_eq!(request("POST", &url, Some(r#"{"delta":1}"#)).0, 200);
+
+    let filler = fill(disk.path());
+    // Periodic mode writes the log at each mark, into room reserved ahead: the write that
+    // finds no room left to reserve is refused, before it is acknowledged.
+    let mut acknowledged = 1;
+    let mut refused = None;
+    for _ in 0..5000 {
+        match request("POST", &url, Some(r#"{"delta":1}"#)) {
+            (200, _) => acknowledged += 1,
+            (status, answer) => {
+                refused = Some((status, answer));
+                break;
+            }
+        }
+    }
+    let (status, answer) = refused.expect("a write is refused once the disk is full");
+    assert_eq!(status, 500, "{answer}");
+    let message = answer["message"].as_str().unwrap_or_default();
+    assert!(message.contains("No space left on device"), "{message}");
+    assert!(
+        acknowledged > 1,
+        "the room reserved before the disk filled was used"
+    );
+
+    // Marks go on over the acknowledged writes; after a kill every one of them replays.
+    std::thread::sleep(Duration::from_millis(500));
+    drop(node);
+    std::fs::remove_file(filler).expect("free the disk");
+    let node = start();
+    let url = format!("http://{}/v1/counters/views/home", node.addr);
+    let read = request("GET", &url, None).1;
+    assert_eq!(read["value"].as_i64(), Some(acknowledged), "{read}");
+}
+
+#[test]
 fn a_run_whose_history_cannot_be_appended_stops_with_an_error_that_says_the_disk_is_full() {
     let Some(disk) = Tmpfs::mount("3m") else {
         return;
