@@ -29,7 +29,7 @@ impl Events {
             let call = 2 * i as u32;
             order.push((op.call, 0, call));
             order.push(
-                op.ret
+                op.ret()
                     .map_or((u64::MAX, op.call, call + 1), |r| (r, 0, call + 1)),
             );
         }

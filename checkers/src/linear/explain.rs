@@ -109,22 +109,22 @@ pub fn explain<M: Model>(
     let failing = failing.or_else(|| {
         (0..ops.len())
             .filter(|&i| !in_longest[i])
-            .filter_map(|i| ops[i].ret.map(|r| (r, i)))
+            .filter_map(|i| ops[i].ret().map(|r| (r, i)))
             .min()
             .map(|(_, i)| i)
     });
     let mut window = Vec::new();
     if let Some(f) = failing {
-        let (call, ret) = (ops[f].call, ops[f].ret.unwrap_or(u64::MAX));
+        let (call, ret) = (ops[f].call, ops[f].ret().unwrap_or(u64::MAX));
         let before = longest
             .iter()
-            .filter(|&&i| ops[i].ret.is_some_and(|r| r < call))
-            .max_by_key(|&&i| ops[i].ret);
+            .filter(|&&i| ops[i].ret().is_some_and(|r| r < call))
+            .max_by_key(|&&i| ops[i].ret());
         window.extend(before.map(|&i| ops[i].call));
         // Ops of unknown outcome count while they were in flight (up to an info completion).
         window.extend(
             ops.iter()
-                .filter(|op| op.call <= ret && op.ret.or(op.hint).is_none_or(|r| r >= call))
+                .filter(|op| op.call <= ret && op.ret().or(op.hint()).is_none_or(|r| r >= call))
                 .map(|op| op.call),
         );
         window.sort_unstable();

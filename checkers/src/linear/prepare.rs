@@ -78,12 +78,12 @@ pub fn partitions<M: Model>(
             groups
                 .entry(model.partition(intent.call))
                 .or_default()
-                .push(LinOp {
+                .push(LinOp::new(
                     input,
-                    call: intent.call.index,
-                    ret: intent.ok.map(|r| r.index),
-                    hint: intent.info.filter(|_| intent.ok.is_none()).map(|i| i.index),
-                });
+                    intent.call.index,
+                    intent.ok.map(|r| r.index),
+                    intent.info.filter(|_| intent.ok.is_none()).map(|i| i.index),
+                ));
         }
     }
     Ok(groups

@@ -241,7 +241,7 @@ impl<'a, M: Model> Search<'a, M> {
                 if !read_only {
                     before.push(input);
                 }
-            } else if read_only && self.ops[i].ret.is_some() {
+            } else if read_only && self.ops[i].ret().is_some() {
                 reads += 1;
                 if !self.model.may_still_read(state, input, &before) {
                     dead = true;
@@ -326,7 +326,7 @@ impl<'a, M: Model> Search<'a, M> {
             if !entry.is_multiple_of(2) {
                 // A return whose call could not be linearized. An unknown return means every
                 // op with a known return is already linearized.
-                if self.ops[op].ret.is_none() {
+                if self.ops[op].ret().is_none() {
                     return Verdict::Linearizable;
                 }
                 match self.backtrack() {
@@ -357,7 +357,7 @@ fn unknown_classes<I>(ops: &[LinOp<I>], classes: &Classes) -> Vec<Option<u32>> {
     ops.iter()
         .enumerate()
         .map(|(i, op)| {
-            op.ret.is_none().then(|| {
+            op.ret().is_none().then(|| {
                 let next = numbers.len() as u32;
                 *numbers.entry(classes.class_of(i)).or_insert(next)
             })

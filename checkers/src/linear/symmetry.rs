@@ -39,7 +39,7 @@ impl Classes {
     /// before the first return in the list.
     pub fn refresh<I>(&mut self, events: &Events, ops: &[LinOp<I>]) {
         self.generation += 1;
-        let order = |i: usize| (ops[i].ret.unwrap_or(u64::MAX), i);
+        let order = |i: usize| (ops[i].ret().unwrap_or(u64::MAX), i);
         let mut entry = events.first();
         while entry != events.tail && entry.is_multiple_of(2) {
             let (op, c) = (entry / 2, self.class[entry / 2]);

@@ -92,15 +92,9 @@ pub fn partitions(
         let Some(input) = input else {
             continue;
         };
-        ops[slot(first.key)].push(LinOp {
-            input,
-            call: first.call,
-            ret: ok.map(|o| o.ret),
-            hint: intent
-                .info
-                .filter(|_| ok.is_none())
-                .map(|o| records[o as usize].ret),
-        });
+        let hint = intent.info.filter(|_| ok.is_none());
+        let hint = hint.map(|o| records[o as usize].ret);
+        ops[slot(first.key)].push(LinOp::new(input, first.call, ok.map(|o| o.ret), hint));
     }
     // In the partitions' order; one whose every op was left out is no partition.
     let mut take = |s: usize| ops.get_mut(s).map(std::mem::take).unwrap_or_default();

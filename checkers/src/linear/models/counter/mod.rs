@@ -305,7 +305,7 @@ impl Model for CounterModel {
             let mut adds: Vec<(u64, Sum)> = ops
                 .iter()
                 .filter_map(|op| match op.input {
-                    CounterInput::Add(_, d) if known => op.ret.map(|r| (r, Sum::from(d))),
+                    CounterInput::Add(_, d) if known => op.ret().map(|r| (r, Sum::from(d))),
                     CounterInput::Add(_, d) => Some((op.call, Sum::from(d))),
                     _ => None,
                 })
@@ -315,7 +315,7 @@ impl Model for CounterModel {
         };
         let (returned, called) = (adds(true), adds(false));
         ops.iter().position(|op| {
-            let (CounterInput::Read(_, Some(v)), Some(ret)) = (&op.input, op.ret) else {
+            let (CounterInput::Read(_, Some(v)), Some(ret)) = (&op.input, op.ret()) else {
                 return false;
             };
             let (sum, up_done, down_done) = returned.before(op.call);

@@ -132,8 +132,8 @@ pub fn decide(
             op,
         });
         let end = match role {
-            Role::Hinted(_) => o.hint,
-            _ => o.ret,
+            Role::Hinted(_) => o.hint(),
+            _ => o.ret(),
         };
         if let Some(at) = end {
             events.push(Event {
@@ -323,10 +323,10 @@ impl<'a> Sweep<'a> {
         };
         self.open_adds |= 1 << s;
         self.add_delta[s as usize] = d;
-        self.add_end[s as usize] = o.ret.or(o.hint).unwrap_or(u64::MAX);
-        self.add_optional[s as usize] = o.ret.is_none();
+        self.add_end[s as usize] = o.ret().or(o.hint()).unwrap_or(u64::MAX);
+        self.add_optional[s as usize] = o.ret().is_none();
         self.shift(s, d);
-        let entry = (d, o.ret.is_none(), self.add_end[s as usize], s);
+        let entry = (d, o.ret().is_none(), self.add_end[s as usize], s);
         let at = self.open_sorted.partition_point(|e| *e < entry);
         self.open_sorted.insert(at, entry);
         self.slot[op] = s;

@@ -26,7 +26,7 @@ pub(super) fn roles(ops: &[LinOp<CounterInput>]) -> Option<(Vec<Role>, Vec<i64>)
     for op in ops {
         match op.input {
             CounterInput::Delete(_) => return None,
-            CounterInput::Add(_, d) if op.ret.is_none() && !deltas.contains(&d) => deltas.push(d),
+            CounterInput::Add(_, d) if op.ret().is_none() && !deltas.contains(&d) => deltas.push(d),
             _ => {}
         }
     }
@@ -36,10 +36,10 @@ pub(super) fn roles(ops: &[LinOp<CounterInput>]) -> Option<(Vec<Role>, Vec<i64>)
     deltas.sort_unstable();
     let roles = ops
         .iter()
-        .map(|op| match (&op.input, op.ret) {
+        .map(|op| match (&op.input, op.ret()) {
             (CounterInput::Add(_, d), None) => {
                 let class = deltas.binary_search(d).unwrap_or(0) as u8;
-                match op.hint {
+                match op.hint() {
                     Some(_) => Role::Hinted(class),
                     None => Role::Reserve(class),
                 }
