@@ -100,7 +100,7 @@ struct Search<'a, M: Model> {
     /// The state before each frame that is not forced, in the stack's order.
     states: Vec<M::State>,
     state: M::State,
-    longest: Vec<usize>,
+    longest: Vec<u32>,
     /// How many frames at the bottom of the stack `longest` starts with: only the frames
     /// above them are copied when `longest` is next rewritten.
     agreed: usize,
@@ -166,7 +166,8 @@ impl<'a, M: Model> Search<'a, M> {
             if self.stack.len() >= self.longest.len() {
                 // Still the longest order found: it explains the failure best.
                 self.record_longest();
-                self.longest.push(op);
+                // Ops fit in 32 bits (`MAX_OPS`).
+                self.longest.push(op as u32);
             }
             return false;
         }
@@ -260,8 +261,7 @@ impl<'a, M: Model> Search<'a, M> {
     fn record_longest(&mut self) {
         self.longest.truncate(self.agreed);
         let above = &self.stack[self.agreed..];
-        self.longest
-            .extend(above.iter().map(|f| f.entry as usize / 2));
+        self.longest.extend(above.iter().map(|f| f.entry / 2));
         self.agreed = self.stack.len();
         self.at_peak = false;
     }
@@ -345,7 +345,7 @@ impl<'a, M: Model> Search<'a, M> {
 
     fn not_linearizable(&mut self) -> Verdict {
         Verdict::NotLinearizable {
-            longest: std::mem::take(&mut self.longest),
+            longest: self.longest.iter().map(|&op| op as usize).collect(),
             failing: None,
         }
     }
