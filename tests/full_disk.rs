@@ -60,38 +60,47 @@ fn fill(dir: &Path) -> PathBuf {
     path
 }
 
-#[test]
-fn on_a_full_disk_a_batch_mode_node_acknowledges_no_increment_it_could_not_log() {
-    let Some(disk) = Tmpfs::mount("2m") else {
-        return;
-    };
+/// A node of its own on `disk`, its commit log in mode `sync` (`batch`, `periodic:<ms>`).
+fn start_node_on(disk: &Tmpfs, sync: &str) -> crate::node_api::Node {
     let settings = disk.path().join("cluster.json");
-    std::fs::write(&settings, r#"{"rf": 1, "commitlog_sync": "batch"}"#).expect("settings");
+    let text = format!(r#"{{"rf": 1, "commitlog_sync": "{sync}"}}"#);
+    std::fs::write(&settings, text).expect("settings");
     let mut command = checker();
     command
         .args(["node", "--id", "n1", "--settings"])
         .arg(&settings)
         .arg("--data-dir")
         .arg(disk.path().join("n1"));
-    let node = spawn_node(command);
+    spawn_node(command)
+}
+
+/// Adds 1 at `url` until a write is refused (at most `limit` tries): the writes
+/// acknowledged, and the refusal's status and answer.
+fn add_until_refused(url: &str, limit: usize) -> (i64, u16, serde_json::Value) {
+    let mut acknowledged = 0;
+    for _ in 0..limit {
+        match request("POST", url, Some(r#"{"delta":1}"#)) {
+            (200, _) => acknowledged += 1,
+            (status, answer) => return (acknowledged, status, answer),
+        }
+    }
+    panic!("no write was refused in {limit} tries once the disk was full");
+}
+
+#[test]
+fn on_a_full_disk_a_batch_mode_node_acknowledges_no_increment_it_could_not_log() {
+    let Some(disk) = Tmpfs::mount("2m") else {
+        return;
+    };
+    let node = start_node_on(&disk, "batch");
     let url = format!("http://{}/v1/counters/views/home", node.addr);
     assert_eq!(request("POST", &url, Some(r#"{"delta":1}"#)).0, 200);
 
     let filler = fill(disk.path());
     // Writes that fit in the log's last page still land; the first that needs a new page
     // is refused, and none is acknowledged that the log did not take.
-    let mut acknowledged = 1;
-    let mut refused = None;
-    for _ in 0..500 {
-        match request("POST", &url, Some(r#"{"delta":1}"#)) {
-            (200, _) => acknowledged += 1,
-            (status, answer) => {
-                refused = Some((status, answer));
-                break;
-            }
-        }
-    }
-    let (status, answer) = refused.expect("a write is refused once the disk is full");
+    let (more, status, answer) = add_until_refused(&url, 500);
+    let acknowledged = 1 + more;
     assert_eq!(status, 500, "{answer}");
     let message = answer["message"].as_str().unwrap_or_default();
     assert!(message.contains("No space left on device"), "{message}");
@@ -118,42 +127,20 @@ fn on_a_full_disk_a_periodic_mode_node_refuses_the_write_that_meets_it_and_loses
     let Some(disk) = Tmpfs::mount("2m") else {
         return;
     };
-    let settings = disk.path().join("cluster.json");
-    let periodic = r#"{"rf": 1, "commitlog_sync": "periodic:10000"}"#;
-    std::fs::write(&settings, periodic).expect("settings");
-    let start = || {
-        let mut command = checker();
-        command
-            .args(["node", "--id", "n1", "--settings"])
-            .arg(&settings)
-            .arg("--data-dir")
-            .arg(disk.path().join("n1"));
-        spawn_node(command)
-    };
-    let node = start();
+    let node = start_node_on(&disk, "periodic:10000");
     let url = format!("http://{}/v1/counters/views/home", node.addr);
     assert_eq!(request("POST", &url, Some(r#"{"delta":1}"#)).0, 200);
 
     let filler = fill(disk.path());
     // Periodic mode writes the log at each mark, into room reserved ahead: the write that
     // finds no room left to reserve is refused, before it is acknowledged.
-    let mut acknowledged = 1;
-    let mut refused = None;
-    for _ in 0..5000 {
-        match request("POST", &url, Some(r#"{"delta":1}"#)) {
-            (200, _) => acknowledged += 1,
-            (status, answer) => {
-                refused = Some((status, answer));
-                break;
-            }
-        }
-    }
-    let (status, answer) = refused.expect("a write is refused once the disk is full");
+    let (more, status, answer) = add_until_refused(&url, 5000);
+    let acknowledged = 1 + more;
     assert_eq!(status, 500, "{answer}");
     let message = answer["message"].as_str().unwrap_or_default();
     assert!(message.contains("No space left on device"), "{message}");
     assert!(
-        acknowledged > 1,
+        more > 0,
         "the room reserved before the disk filled was used"
     );
 
@@ -161,7 +148,7 @@ fn on_a_full_disk_a_periodic_mode_node_refuses_the_write_that_meets_it_and_loses
     std::thread::sleep(Duration::from_millis(500));
     drop(node);
     std::fs::remove_file(filler).expect("free the disk");
-    let node = start();
+    let node = start_node_on(&disk, "periodic:10000");
     let url = format!("http://{}/v1/counters/views/home", node.addr);
     let read = request("GET", &url, None).1;
     assert_eq!(read["value"].as_i64(), Some(acknowledged), "{read}");

@@ -507,12 +507,7 @@ mod tests {
         log.mark().expect("mark");
         assert_eq!(on_disk(), log.len(), "the mark writes them");
         let good = log.file.take();
-        log.file = Some(
-            OpenOptions::new()
-                .write(true)
-                .open("/dev/full")
-                .expect("/dev/full"),
-        );
+        log.break_with_a_full_disk();
         // Room was reserved at the first write: the failure meets the mark (an I/O error).
         log.append(&write).expect("taken into reserved room");
         let failed = log.mark().expect_err("the mark cannot write it");
@@ -537,13 +532,7 @@ mod tests {
         let (mut log, _) = CommitLog::open(dir.path(), CommitlogSync::Batch).expect("open");
         log.append(&write).expect("append");
         let good = log.file.take();
-        // A disk that is full: every write to /dev/full fails with ENOSPC.
-        log.file = Some(
-            OpenOptions::new()
-                .write(true)
-                .open("/dev/full")
-                .expect("/dev/full"),
-        );
+        log.break_with_a_full_disk();
         let refused = log
             .append(&write)
             .expect_err("a write to a full disk fails");
