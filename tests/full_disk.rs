@@ -1,5 +1,6 @@
-//! The disk fills up: a node in `batch` mode acknowledges no write it could not log, and a
-//! run whose history cannot be appended stops with an error that says the disk is full,
+//! The disk fills up: a node acknowledges no write it could not log (in `batch` mode, where
+//! each write goes to the file, and in `periodic` mode, where the room for the writes of a
+//! mark interval is reserved ahead), and a run whose history cannot be appended stops with an error that says the disk is full,
 //! keeping what it wrote. Each test mounts a small tmpfs, which needs root: CI runs as root
 //! and fails if it cannot; elsewhere the tests say they were skipped.
 

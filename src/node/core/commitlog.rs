@@ -46,6 +46,8 @@ pub struct CommitLog {
     /// segment before writing into it: a write that finds no room is refused there and then,
     /// so that the mark never meets a full disk with writes already acknowledged.
     reserved: u64,
+    /// Whether the file system reserves room; one that cannot gets each line at once.
+    reserving: bool,
     /// Bytes a replay after a process crash reads.
     marked: u64,
     /// Bytes on the disk: what a power loss leaves.
@@ -127,6 +129,7 @@ impl CommitLog {
             written: marked,
             pending: Vec::new(),
             reserved: marked,
+            reserving: true,
             marked,
             synced: synced.min(marked),
             next_segment,
@@ -187,7 +190,7 @@ impl CommitLog {
     /// [`RESERVE`] more when they are not; `false` on a file system that cannot reserve. A
     /// disk with no room left stops the log: the write that met it is refused.
     fn reserved_to(&mut self, end: u64) -> std::io::Result<bool> {
-        let Some(file) = &self.file else {
+        let Some(file) = self.file.as_ref().filter(|_| self.reserving) else {
             return Ok(false);
         };
         if end <= self.reserved {
@@ -195,13 +198,20 @@ impl CommitLog {
         }
         let (from, length) = (self.reserved as i64, (end + RESERVE - self.reserved) as i64);
         let flags = nix::fcntl::FallocateFlags::FALLOC_FL_KEEP_SIZE;
-        match nix::fcntl::fallocate(file.as_raw_fd(), flags, from, length) {
-            Ok(()) => {
-                self.reserved = end + RESERVE;
-                Ok(true)
+        loop {
+            match nix::fcntl::fallocate(file.as_raw_fd(), flags, from, length) {
+                Ok(()) => {
+                    self.reserved = end + RESERVE;
+                    return Ok(true);
+                }
+                // A signal came first (tmpfs gives up on one, a pause's SIGSTOP, say).
+                Err(nix::errno::Errno::EINTR) => continue,
+                Err(nix::errno::Errno::EOPNOTSUPP | nix::errno::Errno::ENOSYS) => {
+                    self.reserving = false;
+                    return Ok(false);
+                }
+                Err(e) => return Err(self.fail(e.into())),
             }
-            Err(nix::errno::Errno::EOPNOTSUPP) => Ok(false),
-            Err(e) => Err(self.fail(e.into())),
         }
     }
 
@@ -216,8 +226,10 @@ impl CommitLog {
         }
         if let Err(e) = file.write_all(&self.pending) {
             let kept = self.written - self.pending.len() as u64;
+            // Cutting the file back frees the room reserved past the cut as well.
             let _ = file.set_len(kept);
             self.written = kept;
+            self.reserved = self.reserved.min(kept);
             self.pending.clear();
             return Err(self.fail(e));
         }
@@ -500,6 +512,10 @@ mod tests {
         let periodic = CommitlogSync::Periodic(10_000);
         let (mut log, _) = CommitLog::open(dir.path(), periodic).expect("open");
         log.append(&write).expect("append");
+        if !log.reserving {
+            eprintln!("skipped: the temporary folder's file system reserves no room");
+            return;
+        }
         log.append(&write).expect("append");
         let on_disk = || std::fs::metadata(log_path(dir.path())).expect("log").len();
         assert_eq!(on_disk(), 0, "nothing is written before the mark");
