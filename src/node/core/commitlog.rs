@@ -171,14 +171,7 @@ impl CommitLog {
         }
         // Batch mode, or a file system that cannot reserve: the line goes to the file now.
         self.write_pending()?;
-        let Some(file) = &mut self.file else {
-            return Ok(());
-        };
-        if let Err(e) = file.write_all(&line) {
-            // Cut a partly written line, so that the log stays whole lines.
-            let _ = file.set_len(self.written);
-            return Err(self.fail(e));
-        }
+        self.write_lines(&line, self.written)?;
         self.written = end;
         match self.sync {
             CommitlogSync::Batch => self.sync(),
@@ -218,22 +211,30 @@ impl CommitLog {
     /// Writes periodic mode's pending writes to the file; a failure stops the log, and the
     /// file is cut back to its whole lines.
     fn write_pending(&mut self) -> std::io::Result<()> {
-        let Some(file) = &mut self.file else {
-            return Ok(());
-        };
         if self.pending.is_empty() {
             return Ok(());
         }
-        if let Err(e) = file.write_all(&self.pending) {
-            let kept = self.written - self.pending.len() as u64;
+        let mut pending = std::mem::take(&mut self.pending);
+        let kept = self.written - pending.len() as u64;
+        let written = self.write_lines(&pending, kept);
+        pending.clear();
+        self.pending = pending;
+        written
+    }
+
+    /// Appends `lines` to the file, which holds `kept` bytes; a failure cuts the file back
+    /// to them, so that the log stays whole lines, and stops the log.
+    fn write_lines(&mut self, lines: &[u8], kept: u64) -> std::io::Result<()> {
+        let Some(file) = &mut self.file else {
+            return Ok(());
+        };
+        if let Err(e) = file.write_all(lines) {
             // Cutting the file back frees the room reserved past the cut as well.
             let _ = file.set_len(kept);
             self.written = kept;
             self.reserved = self.reserved.min(kept);
-            self.pending.clear();
             return Err(self.fail(e));
         }
-        self.pending.clear();
         Ok(())
     }
 
