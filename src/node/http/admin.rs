@@ -2,6 +2,7 @@
 //! compaction, repair, settings, and the oracle dump of the node's true state.
 
 use super::errors::ApiError;
+use super::messages;
 use super::ravendb;
 use super::request::{body, Shared};
 use super::state::Node;
@@ -119,7 +120,7 @@ pub async fn repair(node: &Arc<Node>) -> usize {
     for peer in &reached {
         if let Err(e) = node
             .peers
-            .call::<Table, Ack>(peer, "/internal/apply", Some(&mine))
+            .call::<Table, Ack>(peer, messages::APPLY, Some(&mine))
             .await
         {
             tracing::warn!(%peer, error = %e, "repair: could not send the merged data");

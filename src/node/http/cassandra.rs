@@ -5,7 +5,7 @@
 
 use super::errors::ApiError;
 use super::leader::lead_increment;
-use super::messages::LeadRequest;
+use super::messages::{LeadRequest, APPLY, LEAD};
 use super::peers::{gather, PeerError};
 use super::plan::plan;
 use super::read::coordinate_read;
@@ -70,7 +70,7 @@ async fn add(
         let (node, leader) = (node.clone(), leader.clone());
         node.clone().peers.spawn(async move {
             node.peers
-                .call::<_, AddResponse>(&leader, "/internal/lead", Some(&lead))
+                .call::<_, AddResponse>(&leader, LEAD, Some(&lead))
                 .await
         })
     };
@@ -131,7 +131,7 @@ async fn delete(
     let others: Vec<String> = replicas.into_iter().filter(|r| *r != node.id).collect();
     let acks = node
         .peers
-        .broadcast::<Table, Ack>(&others, "/internal/apply", &fragment);
+        .broadcast::<Table, Ack>(&others, APPLY, &fragment);
     received += gather(acks, block_for.saturating_sub(received), deadline)
         .await
         .len();

@@ -4,6 +4,7 @@
 //! dropped), and a shutdown waits a bounded time for the HTTP requests in flight.
 
 use super::internode;
+use super::state::Node;
 use crate::api::IDLE_POOL_TIMEOUT;
 use axum::extract::ConnectInfo;
 use axum::Router;
@@ -11,6 +12,7 @@ use hyper::body::Incoming;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
 use std::future::Future;
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::io::AsyncReadExt;
 use tokio::net::TcpListener;
@@ -23,11 +25,13 @@ pub const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(IDLE_POOL_TIMEOUT.
 /// How long a shutdown waits for the requests in flight before it drops them.
 pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
 
-/// Serves `router` on `listener` until `shutdown` completes, then stops accepting and waits
-/// at most [`SHUTDOWN_GRACE`] for the connections still open.
+/// Serves `router` on `listener` (and, on links, `node`'s direct requests, when given) until
+/// `shutdown` completes, then stops accepting and waits at most [`SHUTDOWN_GRACE`] for the
+/// connections still open.
 pub async fn serve(
     listener: TcpListener,
     router: Router,
+    node: Option<Arc<Node>>,
     shutdown: impl Future<Output = ()>,
 ) -> std::io::Result<()> {
     let graceful = GracefulShutdown::new();
@@ -54,7 +58,7 @@ pub async fn serve(
         };
         let _ = stream.set_nodelay(true);
         let (router, http, watcher) = (router.clone(), http.clone(), graceful.watcher());
-        let links = links.clone();
+        let (links, node) = (links.clone(), node.clone());
         tokio::spawn(async move {
             // A peer's link or a client's HTTP: told apart by the first byte.
             let mut first = [0u8; 1];
@@ -67,7 +71,8 @@ pub async fn serve(
                 drop(watcher);
                 let mut magic = [0u8; 1];
                 if stream.read_exact(&mut magic).await.is_ok() {
-                    internode::serve_link(stream, from, router, HEADER_READ_TIMEOUT, links).await;
+                    let hello_within = HEADER_READ_TIMEOUT;
+                    internode::serve_link(stream, from, router, node, hello_within, links).await;
                 }
                 return;
             }

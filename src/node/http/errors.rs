@@ -161,10 +161,11 @@ impl ApiError {
     }
 }
 
-impl IntoResponse for ApiError {
-    fn into_response(self) -> Response {
-        let (status, code) = self.status_and_code();
-        let (received, block_for) = match self {
+impl ApiError {
+    /// The error's JSON body, as docs/node-api.md gives it.
+    fn body(&self) -> ErrorBody {
+        let (_, code) = self.status_and_code();
+        let (received, block_for) = match *self {
             ApiError::WriteTimeout {
                 received,
                 block_for,
@@ -176,12 +177,23 @@ impl IntoResponse for ApiError {
             ApiError::Unavailable { block_for, .. } => (None, Some(block_for)),
             _ => (None, None),
         };
-        let body = ErrorBody {
+        ErrorBody {
             error: code.to_string(),
             message: self.to_string(),
             received,
             block_for,
-        };
-        (status, Json(body)).into_response()
+        }
+    }
+
+    /// The error's status and JSON body, as a link's reply carries them.
+    pub fn to_reply(&self) -> (u16, Vec<u8>) {
+        let body = serde_json::to_vec(&self.body()).unwrap_or_default();
+        (self.status_and_code().0.as_u16(), body)
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        (self.status_and_code().0, Json(self.body())).into_response()
     }
 }

@@ -3,8 +3,8 @@
 
 use super::errors::ApiError;
 use super::leader::lead_increment;
-use super::messages::{LeadRequest, RavenWrite, ReplicaRead};
-use super::request::{body, query_of, Shared};
+use super::messages::{LeadRequest, RavenWrite, ReplicaRead, APPLY, LEAD};
+use super::request::{body, json, query_of, Shared};
 use super::state::Node;
 use crate::api::{Ack, AddResponse, ClQuery};
 use crate::node::core::cells::Table;
@@ -17,8 +17,8 @@ use std::sync::Arc;
 /// The `/internal/...` routes.
 pub fn routes() -> Router<Arc<Node>> {
     Router::new()
-        .route("/internal/lead", post(lead))
-        .route("/internal/apply", post(apply))
+        .route(LEAD, post(lead))
+        .route(APPLY, post(apply))
         .route("/internal/read/{partition}", get(read))
         .route("/internal/dump", get(dump))
         .route("/internal/raven", post(raven))
@@ -37,6 +37,39 @@ async fn apply(
 ) -> Result<Json<Ack>, ApiError> {
     node.apply_local(&body(fragment)?)?;
     Ok(Json(Ack {}))
+}
+
+/// An internal request that a link hands straight to its handler, past the router: the
+/// two every replicated write makes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Direct {
+    /// `POST /internal/lead`.
+    Lead,
+    /// `POST /internal/apply`.
+    Apply,
+}
+
+impl Direct {
+    /// The direct request a POST to `path` is, if any.
+    pub fn of(path: &str) -> Option<Direct> {
+        match path {
+            LEAD => Some(Direct::Lead),
+            APPLY => Some(Direct::Apply),
+            _ => None,
+        }
+    }
+
+    /// Its handler's JSON answer to `body`, as the route's would be.
+    pub async fn answer(self, node: &Arc<Node>, body: &[u8]) -> Result<Vec<u8>, ApiError> {
+        let answer = match self {
+            Direct::Lead => serde_json::to_vec(&lead_increment(node, json(body)?).await?),
+            Direct::Apply => {
+                node.apply_local(&json::<Table>(body)?)?;
+                serde_json::to_vec(&Ack {})
+            }
+        };
+        answer.map_err(|e| ApiError::Internal(e.to_string()))
+    }
 }
 
 async fn read(

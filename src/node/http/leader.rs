@@ -3,7 +3,7 @@
 //! for the consistency level.
 
 use super::errors::ApiError;
-use super::messages::LeadRequest;
+use super::messages::{LeadRequest, APPLY};
 use super::peers::gather;
 use super::state::Node;
 use crate::api::{Ack, AddResponse};
@@ -33,7 +33,7 @@ pub async fn lead_increment(node: &Arc<Node>, lead: LeadRequest) -> Result<AddRe
     let others: Vec<String> = replicas.into_iter().filter(|r| *r != node.id).collect();
     let acks = node
         .peers
-        .broadcast::<Table, Ack>(&others, "/internal/apply", &fragment);
+        .broadcast::<Table, Ack>(&others, APPLY, &fragment);
     let received = 1 + gather(acks, block_for.saturating_sub(1), deadline)
         .await
         .len();

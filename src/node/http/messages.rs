@@ -5,6 +5,11 @@ use crate::node::core::cells::Partition;
 use crate::node::core::raven::RavenCounter;
 use serde::{Deserialize, Serialize};
 
+/// The path of leading an increment ([`LeadRequest`]).
+pub const LEAD: &str = "/internal/lead";
+/// The path of applying a replicated write (a `Table` fragment).
+pub const APPLY: &str = "/internal/apply";
+
 /// `POST /internal/lead`: a coordinator asks a replica to lead an increment.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct LeadRequest {

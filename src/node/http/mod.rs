@@ -6,6 +6,7 @@ pub mod admin;
 pub mod cassandra;
 pub mod connections;
 pub mod errors;
+pub mod guard;
 pub mod internal;
 pub mod internode;
 pub mod leader;

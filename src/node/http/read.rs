@@ -2,7 +2,7 @@
 //! merge of their versions, and blocking read repair of the ones that were behind.
 
 use super::errors::ApiError;
-use super::messages::ReplicaRead;
+use super::messages::{ReplicaRead, APPLY};
 use super::peers::{gather, PeerError};
 use super::plan::plan;
 use super::state::Node;
@@ -173,6 +173,6 @@ async fn repair_stale(
     }
     let acks = node
         .peers
-        .broadcast::<Table, Ack>(&remote, "/internal/apply", &fragment);
+        .broadcast::<Table, Ack>(&remote, APPLY, &fragment);
     gather(acks, remote.len(), deadline).await;
 }

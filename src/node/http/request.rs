@@ -10,6 +10,9 @@ use axum::http::StatusCode;
 use axum::Json;
 use std::sync::Arc;
 
+/// The largest request body a node accepts (413 past it).
+pub const BODY_LIMIT: usize = 64 * 1024;
+
 /// The node state every handler is given.
 pub type Shared = State<Arc<Node>>;
 
@@ -18,6 +21,22 @@ pub fn body<T>(body: Result<Json<T>, JsonRejection>) -> Result<T, ApiError> {
     body.map(|Json(t)| t).map_err(|e| match e.status() {
         StatusCode::PAYLOAD_TOO_LARGE => ApiError::Rejected(e.status(), e.body_text()),
         _ => ApiError::BadRequest(e.body_text()),
+    })
+}
+
+/// A JSON body given as bytes (a link's request), held to the same rules as [`body`]'s.
+pub fn json<T: serde::de::DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
+    if bytes.len() > BODY_LIMIT {
+        let message = "Failed to buffer the request body: length limit exceeded";
+        return Err(ApiError::Rejected(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            message.into(),
+        ));
+    }
+    serde_json::from_slice(bytes).map_err(|e| {
+        ApiError::BadRequest(format!(
+            "Failed to deserialize the JSON body into the target type: {e}"
+        ))
     })
 }
 

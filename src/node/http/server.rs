@@ -80,7 +80,7 @@ pub async fn serve(config: NodeConfig) -> std::io::Result<()> {
     if config.exit_with_parent {
         tokio::spawn(exit_when_parent_is_gone());
     }
-    connections::serve(listener, router(node), stop).await?;
+    connections::serve(listener, router(node.clone()), Some(node), stop).await?;
     tracing::info!(id = %config.id, "node stopped");
     Ok(())
 }

@@ -2,7 +2,8 @@
 //! (a link), as Cassandra's nodes talk over their own messaging port rather than per-request
 //! HTTP. A link carries many requests at once, each with an id, and the frames that wait are
 //! written together. The requests are the internal plane's own (path, sender, JSON body),
-//! served by the same router, guard and handlers as over HTTP; only the framing differs.
+//! held by the same guard and answered by the same handlers as over HTTP; only the framing
+//! differs, and the two every replicated write makes skip the router (`server`).
 //!
 //! The link shares the node's HTTP port: its first byte is [`MAGIC`], which no HTTP request
 //! starts with. Then come length-delimited frames: a hello with the cluster's secret, then
@@ -54,5 +55,7 @@ fn keep_alive(stream: &TcpStream) {
     let _ = socket2::SockRef::from(stream).set_tcp_keepalive(&probes);
 }
 
+#[cfg(test)]
+mod direct_tests;
 #[cfg(test)]
 mod tests;

@@ -53,7 +53,7 @@ async fn start(addr: &str) -> (String, tokio::sync::oneshot::Sender<()>) {
     let listener = TcpListener::bind(addr).await.expect("bind");
     let addr = listener.local_addr().expect("addr").to_string();
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    tokio::spawn(serve(listener, router(), async move {
+    tokio::spawn(serve(listener, router(), None, async move {
         let _ = stopped.await;
     }));
     (addr, stop)
