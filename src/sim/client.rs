@@ -1,7 +1,7 @@
 //! The driver's clients in a simulation: each request goes to a node's router over the
 //! simulated network, and its answer means what a real one would.
 
-use super::net::{call_error, request, SimNet};
+use super::net::{call_error, request, Sent, SimNet};
 use crate::api::DataCall;
 use crate::driver::{outcome_of, CounterClient, Outcome};
 use std::sync::Arc;
@@ -29,7 +29,9 @@ impl CounterClient for SimClient {
             Some(query) => format!("{}?{query}", url.path()),
             None => url.path().to_string(),
         };
-        let sent = self.net.deliver(None, id, request(method, &target, body));
+        let sent = self
+            .net
+            .deliver(None, id, Sent::Client(request(method, &target, body)));
         let raw = match tokio::time::timeout(self.timeout, sent).await {
             Ok(answer) => answer.map_err(|e| call_error(Some(e))),
             Err(_) => Err(call_error(None)),

@@ -2,7 +2,7 @@
 //! on disk as in a real run, killed by dropping it (its commit log keeps what a killed
 //! process's would) and started again by recovering that folder.
 
-use super::net::{call_error, request, SimNet, SimTransport};
+use super::net::{call_error, request, Sent, SimNet, SimTransport};
 use crate::api::{CallError, ClusterSettings};
 use crate::cluster::{node_ids, node_seed};
 use crate::node::core::clock::Clock;
@@ -145,7 +145,8 @@ impl SimCluster {
             secret: None,
             inline_io: true,
         }));
-        self.net.attach(&id, router(node.clone()), life);
+        self.net
+            .attach(&id, node.clone(), router(node.clone()), life);
         let tasks = background(node.clone());
         self.nodes[i].running = Some((node, tasks));
         self.nodes[i].starts += 1;
@@ -230,7 +231,7 @@ pub async fn admin(
     path: &str,
     body: Option<Vec<u8>>,
 ) -> Result<(u16, Vec<u8>), CallError> {
-    let sent = net.deliver(None, id, request(method, path, body));
+    let sent = net.deliver(None, id, Sent::Client(request(method, path, body)));
     match tokio::time::timeout(ADMIN_TIMEOUT, sent).await {
         Ok(answer) => answer.map_err(|e| call_error(Some(e))),
         Err(_) => Err(call_error(None)),

@@ -5,7 +5,8 @@
 //! was handling; a paused node's messages, both ways, wait until it resumes.
 
 use crate::api::CallError;
-use crate::node::http::transport::FROM_HEADER;
+use crate::node::http::inbox::{Inbox, PeerRequest};
+use crate::node::http::state::Node;
 use crate::node::http::transport::{Message, Reply, Sending, Transport, TransportError};
 use crate::workload::net::SimNetwork;
 use axum::body::Body;
@@ -30,10 +31,18 @@ pub enum Undelivered {
     Lost,
 }
 
+/// What is sent to a node.
+pub enum Sent {
+    /// A client's HTTP request, for the node's router.
+    Client(Request<Body>),
+    /// A peer's message, for the node's inbox, as a link hands it over.
+    Peer(Message),
+}
+
 /// One node's place on the network.
 struct Host {
-    /// Its router while it runs; none once killed.
-    router: Option<Router>,
+    /// What answers its peers while it runs (its router answers clients); none once killed.
+    inbox: Option<Inbox>,
     /// Which life of the node this is: a kill ends it.
     life: watch::Sender<u64>,
     /// Whether it is paused.
@@ -73,18 +82,19 @@ impl SimNet {
             .map_or(1, |h| *h.life.borrow() + 1)
     }
 
-    /// Puts node `id` on the network, answering with `router`, in life `life`.
-    pub fn attach(&self, id: &str, router: Router, life: u64) {
+    /// Puts `node` on the network as `id`, answering with `router`, in life `life`.
+    pub fn attach(&self, id: &str, node: Arc<Node>, router: Router, life: u64) {
+        let inbox = Inbox::new(router, Some(node));
         let mut hosts = lock(&self.hosts);
         match hosts.get_mut(id) {
             Some(host) => {
-                host.router = Some(router);
+                host.inbox = Some(inbox);
                 host.life.send_replace(life);
                 host.paused.send_replace(false);
             }
             None => {
                 let host = Host {
-                    router: Some(router),
+                    inbox: Some(inbox),
                     life: watch::channel(life).0,
                     paused: watch::channel(false).0,
                 };
@@ -97,7 +107,7 @@ impl SimNet {
     /// dropped, what it sends from now on goes nowhere, and what is sent to it is refused.
     pub fn detach(&self, id: &str) {
         if let Some(host) = lock(&self.hosts).get_mut(id) {
-            host.router = None;
+            host.inbox = None;
             host.life.send_modify(|life| *life += 1);
             host.paused.send_replace(false);
         }
@@ -112,9 +122,7 @@ impl SimNet {
 
     /// Whether node `id` is down (killed and not started again).
     pub fn is_down(&self, id: &str) -> bool {
-        lock(&self.hosts)
-            .get(id)
-            .is_some_and(|h| h.router.is_none())
+        lock(&self.hosts).get(id).is_some_and(|h| h.inbox.is_none())
     }
 
     fn delay(&self) -> Duration {
@@ -127,17 +135,17 @@ impl SimNet {
         self.duplicate > 0.0 && lock(&self.rng).gen_bool(self.duplicate)
     }
 
-    /// Node `id`'s life, pause and router, as they are now.
+    /// Node `id`'s life, pause and inbox, as they are now.
     fn host(
         &self,
         id: &str,
-    ) -> Option<(watch::Receiver<u64>, watch::Receiver<bool>, Option<Router>)> {
+    ) -> Option<(watch::Receiver<u64>, watch::Receiver<bool>, Option<Inbox>)> {
         let hosts = lock(&self.hosts);
         let host = hosts.get(id)?;
         Some((
             host.life.subscribe(),
             host.paused.subscribe(),
-            host.router.clone(),
+            host.inbox.clone(),
         ))
     }
 
@@ -151,13 +159,13 @@ impl SimNet {
         now == life
     }
 
-    /// Delivers `request` to node `to` and brings back its status and body; `from` is the
+    /// Delivers `sent` to node `to` and brings back its status and body; `from` is the
     /// sending node and its life, none for a client.
     pub async fn deliver(
         &self,
         from: Option<(&str, u64)>,
         to: &str,
-        mut request: Request<Body>,
+        sent: Sent,
     ) -> Result<(u16, Vec<u8>), Undelivered> {
         if let Some((sender, life)) = from {
             if !self.awake(sender, life).await {
@@ -165,7 +173,7 @@ impl SimNet {
             }
         }
         tokio::time::sleep(self.delay()).await;
-        let Some((mut lives, _, Some(router))) = self.host(to) else {
+        let Some((mut lives, _, Some(inbox))) = self.host(to) else {
             return Err(Undelivered::Refused);
         };
         let life = *lives.borrow_and_update();
@@ -173,15 +181,32 @@ impl SimNet {
             return Err(Undelivered::Lost);
         }
         let loopback = SocketAddr::from(([127, 0, 0, 1], 0));
-        request.extensions_mut().insert(ConnectInfo(loopback));
         let handled = async {
-            let response = router
-                .oneshot(request)
-                .await
-                .map_err(|_| Undelivered::Lost)?;
-            let status = response.status().as_u16();
-            let body = axum::body::to_bytes(response.into_body(), usize::MAX).await;
-            Ok((status, body.map_err(|_| Undelivered::Lost)?.to_vec()))
+            match sent {
+                Sent::Client(mut request) => {
+                    request.extensions_mut().insert(ConnectInfo(loopback));
+                    let response = inbox
+                        .router()
+                        .clone()
+                        .oneshot(request)
+                        .await
+                        .map_err(|_| Undelivered::Lost)?;
+                    let status = response.status().as_u16();
+                    let body = axum::body::to_bytes(response.into_body(), usize::MAX).await;
+                    Ok((status, body.map_err(|_| Undelivered::Lost)?.to_vec()))
+                }
+                Sent::Peer(message) => {
+                    let request = PeerRequest {
+                        from: &message.from,
+                        path: &message.path,
+                        body: message.body.map(Into::into),
+                        addr: loopback,
+                        secret: None,
+                    };
+                    let (status, body) = inbox.answer(request).await;
+                    Ok((status, body.to_vec()))
+                }
+            }
         };
         let answer = tokio::select! {
             biased;
@@ -207,19 +232,6 @@ pub fn request(method: Method, path_and_query: &str, body: Option<Vec<u8>>) -> R
         None => builder.body(Body::empty()),
     };
     built.unwrap_or_else(|_| Request::new(Body::empty()))
-}
-
-/// The request that carries a node's `message` to a peer.
-fn peer_request(message: &Message) -> Request<Body> {
-    let method = match message.body {
-        Some(_) => Method::POST,
-        None => Method::GET,
-    };
-    let mut sent = request(method, &message.path, message.body.clone());
-    if let Ok(from) = message.from.parse() {
-        sent.headers_mut().insert(FROM_HEADER, from);
-    }
-    sent
 }
 
 /// What a client makes of a message that got no answer, as a real client would say it.
@@ -268,10 +280,10 @@ impl Transport for SimTransport {
                     self.life,
                     addr.to_string(),
                 );
-                let copy = peer_request(&message);
+                let copy = Sent::Peer(message.clone());
                 tokio::spawn(async move { net.deliver(Some((&me, life)), &to, copy).await });
             }
-            let sent = peer_request(&message);
+            let sent = Sent::Peer(message);
             let delivered = self.net.deliver(Some((&self.me, self.life)), addr, sent);
             match tokio::time::timeout(self.timeout, delivered).await {
                 Ok(Ok((status, body))) => Ok(Reply { status, body }),

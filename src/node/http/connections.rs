@@ -3,6 +3,7 @@
 //! timeout (a client that is slow to send a request's head, or idle between requests, is
 //! dropped), and a shutdown waits a bounded time for the HTTP requests in flight.
 
+use super::inbox::Inbox;
 use super::internode;
 use super::state::Node;
 use crate::api::IDLE_POOL_TIMEOUT;
@@ -58,7 +59,7 @@ pub async fn serve(
         };
         let _ = stream.set_nodelay(true);
         let (router, http, watcher) = (router.clone(), http.clone(), graceful.watcher());
-        let (links, node) = (links.clone(), node.clone());
+        let (links, inbox) = (links.clone(), Inbox::new(router.clone(), node.clone()));
         tokio::spawn(async move {
             // A peer's link or a client's HTTP: told apart by the first byte.
             let mut first = [0u8; 1];
@@ -72,7 +73,7 @@ pub async fn serve(
                 let mut magic = [0u8; 1];
                 if stream.read_exact(&mut magic).await.is_ok() {
                     let hello_within = HEADER_READ_TIMEOUT;
-                    internode::serve_link(stream, from, router, node, hello_within, links).await;
+                    internode::serve_link(stream, from, inbox, hello_within, links).await;
                 }
                 return;
             }

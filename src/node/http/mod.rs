@@ -7,6 +7,7 @@ pub mod cassandra;
 pub mod connections;
 pub mod errors;
 pub mod guard;
+pub mod inbox;
 pub mod internal;
 pub mod internode;
 pub mod leader;

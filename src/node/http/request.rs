@@ -34,9 +34,13 @@ pub fn json<T: serde::de::DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError>
         ));
     }
     serde_json::from_slice(bytes).map_err(|e| {
-        ApiError::BadRequest(format!(
-            "Failed to deserialize the JSON body into the target type: {e}"
-        ))
+        let what = match e.classify() {
+            serde_json::error::Category::Data => {
+                "Failed to deserialize the JSON body into the target type"
+            }
+            _ => "Failed to parse the request body as JSON",
+        };
+        ApiError::BadRequest(format!("{what}: {e}"))
     })
 }
 

@@ -9,7 +9,7 @@ use crate::node::core::durable::Durable;
 use crate::node::core::raven_journal::RavenDurable;
 use crate::node::core::store::StoreSettings;
 use crate::node::http::connections::serve;
-use crate::node::http::messages::APPLY;
+use crate::node::http::messages::{APPLY, LEAD};
 use crate::node::http::router::router;
 use crate::node::http::state::{Node, NodeParts};
 use crate::node::http::transport::{Message, Transport, TransportError, FROM_HEADER};
@@ -88,60 +88,106 @@ async fn over_http(addr: &str, secret: &str, path: &str, body: &[u8]) -> (u16, S
     (status, response.text().await.expect("body"))
 }
 
+/// A lead of `delta` on counter `p/c`.
+fn lead(delta: i64) -> Vec<u8> {
+    let body = serde_json::json!({
+        "partition": "p", "cell": "c", "delta": delta, "cl": "ONE", "timestamp": 1
+    });
+    body.to_string().into_bytes()
+}
+
+/// Counter `p/c` as a client reads it at ONE.
+async fn count(addr: &str) -> serde_json::Value {
+    let read = reqwest::get(format!("http://{addr}/v1/counters/p/c?cl=ONE"))
+        .await
+        .expect("read");
+    let body: serde_json::Value = read.json().await.expect("JSON");
+    body["value"].clone()
+}
+
+/// Sets the node's faults.
+async fn set_faults(addr: &str, faults: serde_json::Value) {
+    let set = reqwest::Client::new()
+        .put(format!("http://{addr}/admin/faults"))
+        .header(SECRET_HEADER, SECRET)
+        .json(&faults)
+        .send()
+        .await
+        .expect("faults");
+    assert_eq!(set.status(), 200);
+}
+
 #[tokio::test]
 async fn a_direct_request_is_answered_as_the_router_answers_it_refusals_included() {
     let data = tempfile::tempdir().expect("tempdir");
     let (addr, _stop) = start_node(data.path()).await;
     let oversized = format!("{{\"partitions\":{{}},\"pad\":\"{}\"}}", "x".repeat(70_000));
-    let cases: [(&str, &[u8], u16); 5] = [
+    let table: &[u8] = br#"{"partitions":{}}"#;
+    let cases: [(&str, &str, &[u8], u16); 8] = [
+        ("an apply with the secret", APPLY, table, 200),
+        ("a lead with the secret", LEAD, &lead(1), 200),
+        ("an apply with a wrong secret", APPLY, table, 401),
+        ("a lead with a wrong secret", LEAD, &lead(1), 401),
+        ("a body that is no JSON", APPLY, b"{not json", 400),
         (
-            "the cluster's secret and a good body",
-            br#"{"partitions":{}}"#,
-            200,
+            "a body of the wrong shape",
+            APPLY,
+            br#"{"partitions":7}"#,
+            400,
         ),
-        ("a wrong secret", br#"{"partitions":{}}"#, 401),
-        ("a body that is no JSON", b"{not json", 400),
-        ("a body of the wrong shape", br#"{"partitions":7}"#, 400),
-        ("a body over the limit", oversized.as_bytes(), 413),
+        (
+            "a lead of the wrong shape",
+            LEAD,
+            br#"{"partition":"p"}"#,
+            400,
+        ),
+        ("a body over the limit", APPLY, oversized.as_bytes(), 413),
     ];
-    for (case, body, status) in cases {
+    for (case, path, body, status) in cases {
         let secret = if status == 401 { "wrong" } else { SECRET };
-        let link = over_link(&addr, secret, APPLY, body, Duration::from_secs(2))
+        let link = over_link(&addr, secret, path, body, Duration::from_secs(2))
             .await
             .expect("answered");
-        let http = over_http(&addr, secret, APPLY, body).await;
+        let http = over_http(&addr, secret, path, body).await;
         assert_eq!(link.0, status, "{case}: {link:?}");
         assert_eq!(http.0, status, "{case}: {http:?}");
-        // The error bodies name the same code; their messages come from different parsers.
-        let code = |body: &str| -> serde_json::Value {
-            let json: serde_json::Value = serde_json::from_str(body).expect("JSON");
-            json["error"].clone()
-        };
-        assert_eq!(code(&link.1), code(&http.1), "{case}: {link:?} {http:?}");
+        let json = |body: &str| -> serde_json::Value { serde_json::from_str(body).expect("JSON") };
+        let (link, http) = (json(&link.1), json(&http.1));
+        match status {
+            // The same answer; error messages come from different parsers, their codes agree.
+            200 => assert_eq!(link, http, "{case}"),
+            _ => assert_eq!(link["error"], http["error"], "{case}: {link} {http}"),
+        }
     }
+    // Both leads that were let through took effect.
+    assert_eq!(count(&addr).await, 2);
 }
 
 #[tokio::test]
-async fn a_direct_request_from_a_cut_peer_is_never_answered_in_time_and_one_from_another_is() {
+async fn a_direct_request_from_a_cut_peer_is_neither_acted_on_nor_answered_and_one_cut_to_is_acted_on(
+) {
     let data = tempfile::tempdir().expect("tempdir");
     let (addr, _stop) = start_node(data.path()).await;
-    let faults = reqwest::Client::new()
-        .put(format!("http://{addr}/admin/faults"))
-        .header(SECRET_HEADER, SECRET)
-        .json(&serde_json::json!({"cut": ["n2"]}))
-        .send()
-        .await
-        .expect("faults");
-    assert_eq!(faults.status(), 200);
-    let body = br#"{"partitions":{}}"#;
-    let cut = over_link(&addr, SECRET, APPLY, body, Duration::from_millis(300)).await;
+    let quick = Duration::from_millis(300);
+    set_faults(&addr, serde_json::json!({"cut": ["n2"]})).await;
+    let cut = over_link(&addr, SECRET, LEAD, &lead(5), quick).await;
     assert!(matches!(cut, Err(TransportError::NoAnswer(_))), "{cut:?}");
+    assert_eq!(count(&addr).await, serde_json::Value::Null);
+    set_faults(&addr, serde_json::json!({"cut": [], "cut_to": ["n2"]})).await;
+    let cut_to = over_link(&addr, SECRET, LEAD, &lead(7), quick).await;
+    assert!(
+        matches!(cut_to, Err(TransportError::NoAnswer(_))),
+        "{cut_to:?}"
+    );
+    assert_eq!(count(&addr).await, 7);
+    // A peer whose links are whole is answered.
     let transport = LinkTransport::new(Duration::from_secs(2), Some(SECRET));
     let message = Message {
         from: "n3".into(),
-        path: APPLY.into(),
-        body: Some(body.to_vec()),
+        path: LEAD.into(),
+        body: Some(lead(1)),
     };
     let other = transport.send(&addr, message).await.expect("answered");
     assert_eq!(other.status, 200);
+    assert_eq!(count(&addr).await, 8);
 }

@@ -1,11 +1,12 @@
 //! The frames a link carries, encoded by hand: a hello (the secret), requests (id, sender,
 //! path, optional JSON body) and replies (id, status, body).
 
+use crate::node::http::inbox::MAX_ANSWER;
 use bytes::{Buf, BufMut, Bytes, BytesMut};
 use tokio_util::codec::LengthDelimitedCodec;
 
-/// The largest reply frame: a reply may carry a whole table (`/internal/dump`).
-pub const MAX_REPLY: usize = 1024 * 1024 * 1024;
+/// The largest reply frame: an answer's body and room for the frame's own fields.
+const MAX_REPLY: usize = MAX_ANSWER + 64;
 
 /// The largest request frame a node reads: more than the router's body and target limits
 /// together, far less than a reply may be.
