@@ -44,8 +44,15 @@ pub fn read_settings_file(text: &str) -> Result<(ClusterSettings, Option<String>
     let mut value: Value = serde_json::from_str(text).map_err(|e| e.to_string())?;
     let secret = match value.as_object_mut().and_then(|f| f.remove("secret")) {
         None => None,
-        Some(Value::String(s)) if !s.is_empty() => Some(s),
-        Some(other) => return Err(format!("`secret` must be a non-empty string, got {other}")),
+        Some(Value::String(s)) if !s.is_empty() && s.bytes().all(|b| b.is_ascii_graphic()) => {
+            Some(s)
+        }
+        // A header carries it over HTTP: other characters would reach a link but not HTTP.
+        Some(other) => {
+            return Err(format!(
+                "`secret` must be a non-empty string of visible ASCII characters, got {other}"
+            ))
+        }
     };
     let settings = serde_json::from_value(value).map_err(|e| e.to_string())?;
     Ok((settings, secret))
@@ -71,6 +78,15 @@ mod tests {
         let plain = settings_file(&settings, None);
         assert_eq!(read_settings_file(&plain), Ok((settings, None)));
         assert!(read_settings_file(r#"{"secret": 3}"#).is_err());
+        // As JSON text: empty, a space, a tab, a letter outside ASCII.
+        for unfit in ["", "two words", r"tab\there", r"caf\u00e9"] {
+            let text = format!(r#"{{"secret": "{unfit}"}}"#);
+            let refused = read_settings_file(&text);
+            assert!(
+                refused.is_err_and(|e| e.contains("visible ASCII")),
+                "{unfit:?}"
+            );
+        }
         assert!(read_settings_file(r#"{"no_such_field": 3}"#).is_err());
     }
 
