@@ -165,6 +165,33 @@ fn a_node_started_by_hand_removes_its_temporary_folder_when_it_stops() {
 }
 
 #[test]
+fn a_node_stopped_by_sigterm_keeps_every_write_it_acknowledged_in_periodic_mode() {
+    // Marked every 100 ms, synced every 10 s: a kill loses the writes since the last mark
+    // (`periodic` mode's contract); a SIGTERM drains the log first, as Cassandra's does.
+    let settings = r#"{"rf": 1, "commitlog_sync": "periodic:10000"}"#;
+    let (mut node, dir) = start_node(settings, &[]);
+    let url = |node: &Node| format!("http://{}/v1/counters/views/home", node.addr);
+    let mut acknowledged = 0;
+    for _ in 0..50 {
+        if request("POST", &url(&node), Some(r#"{"delta":1}"#)).0 == 200 {
+            acknowledged += 1;
+        }
+    }
+    assert!(acknowledged > 0);
+    // At once: the last writes are within the mark interval.
+    terminate(&mut node);
+    let mut command = checker();
+    command
+        .args(["node", "--id", "n1", "--settings"])
+        .arg(dir.path().join("cluster.json"))
+        .arg("--data-dir")
+        .arg(dir.path().join("n1"));
+    let again = spawn_node(command);
+    let (status, read) = request("GET", &format!("{}?cl=ONE", url(&again)), None);
+    assert_eq!((status, read["value"].as_i64()), (200, Some(acknowledged)));
+}
+
+#[test]
 fn a_shutdown_waits_for_requests_in_flight_only_so_long() {
     let (mut node, _dir) = start_node("{}", &[]);
     let faults = format!("http://{}/admin/faults", node.addr);

@@ -80,7 +80,10 @@ pub async fn serve(config: NodeConfig) -> std::io::Result<()> {
     if config.exit_with_parent {
         tokio::spawn(exit_when_parent_is_gone());
     }
-    connections::serve(listener, router(node.clone()), Some(node), stop).await?;
+    connections::serve(listener, router(node.clone()), Some(node.clone()), stop).await?;
+    // As Cassandra drains on shutdown: every write acknowledged reaches the disk first.
+    node.mark_log();
+    node.sync_log();
     tracing::info!(id = %config.id, "node stopped");
     Ok(())
 }
