@@ -59,6 +59,9 @@ pub struct CommitLog {
     /// write until the node restarts (Cassandra's `commit_failure_policy: stop`), so that no
     /// write is acknowledged on a log whose state on disk is unknown.
     failed: Option<String>,
+    /// Closed by a shutdown: synced, and refusing every write after, so that none is
+    /// acknowledged that a restart would not replay.
+    closed: bool,
 }
 
 /// What a restart finds on disk.
@@ -135,6 +138,7 @@ impl CommitLog {
             next_segment,
             dir: dir.to_path_buf(),
             failed: None,
+            closed: false,
         };
         if sync != CommitlogSync::Off {
             let file = OpenOptions::new()
@@ -251,8 +255,20 @@ impl CommitLog {
         self.file = Some(full.expect("/dev/full"));
     }
 
-    /// Refuses a write once the log has failed.
+    /// Syncs the log and closes it: every later write is refused (a node shutting down, as
+    /// Cassandra drains).
+    pub fn close(&mut self) -> std::io::Result<()> {
+        let synced = self.sync();
+        self.closed = true;
+        synced
+    }
+
+    /// Refuses a write once the log has failed or been closed.
     fn refuse_if_failed(&self) -> std::io::Result<()> {
+        if self.closed {
+            let closed = "the node is shutting down: its commit log takes no more writes";
+            return Err(std::io::Error::other(closed));
+        }
         match &self.failed {
             Some(reason) => Err(std::io::Error::other(format!(
                 "the commit log failed and takes no writes until the node restarts \
@@ -504,6 +520,23 @@ mod tests {
         log.flushed(&write).expect("flush");
         let (_, recovered) = CommitLog::open(dir.path(), CommitlogSync::Batch).expect("reopen");
         assert_eq!((recovered.segments.len(), recovered.log.len()), (1, 0));
+    }
+
+    #[test]
+    fn a_closed_log_has_every_write_it_took_on_disk_and_takes_no_more() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let write = tombstone(DeleteScope::Row, "p", Some("c"), 10);
+        let periodic = CommitlogSync::Periodic(10_000);
+        let (mut log, _) = CommitLog::open(dir.path(), periodic).expect("open");
+        log.append(&write).expect("append");
+        log.append(&write).expect("append");
+        log.close().expect("close");
+        assert_eq!(log.synced, log.len(), "synced to the disk");
+        let refused = log.append(&write).expect_err("closed");
+        assert!(refused.to_string().contains("shutting down"), "{refused}");
+        drop(log);
+        let (_, recovered) = CommitLog::open(dir.path(), periodic).expect("reopen");
+        assert_eq!(recovered.log.len(), 2);
     }
 
     #[test]

@@ -122,6 +122,11 @@ impl Durable {
     pub fn sync(&mut self) -> std::io::Result<()> {
         self.log.sync()
     }
+
+    /// Syncs the commit log and closes it to writes: a node shutting down.
+    pub fn close(&mut self) -> std::io::Result<()> {
+        self.log.close()
+    }
 }
 
 #[cfg(test)]

@@ -81,9 +81,10 @@ pub async fn serve(config: NodeConfig) -> std::io::Result<()> {
         tokio::spawn(exit_when_parent_is_gone());
     }
     connections::serve(listener, router(node.clone()), Some(node.clone()), stop).await?;
-    // As Cassandra drains on shutdown: every write acknowledged reaches the disk first.
-    node.mark_log();
-    node.sync_log();
+    // As Cassandra drains on shutdown: every write acknowledged reaches the disk, and a
+    // request still being answered (a peer's, say, which the shutdown does not wait for)
+    // can no longer be acknowledged.
+    node.close_log();
     tracing::info!(id = %config.id, "node stopped");
     Ok(())
 }

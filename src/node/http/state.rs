@@ -212,6 +212,14 @@ impl Node {
         }
     }
 
+    /// Syncs the commit log and closes it: a write that comes later is refused, never
+    /// acknowledged (a node shutting down).
+    pub(super) fn close_log(&self) {
+        if let Err(e) = self.data().close() {
+            tracing::error!(error = %e, "commit log sync at shutdown failed");
+        }
+    }
+
     /// Syncs the commit log to the disk.
     pub(super) fn sync_log(&self) {
         if let Err(e) = self.data().sync() {
