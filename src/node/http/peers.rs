@@ -106,11 +106,18 @@ impl Peers {
         self.addrs.read().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
+    /// The address of `peer`, if known.
+    fn addr_of(&self, peer: &str) -> Option<String> {
+        let addrs = self.addrs.read().unwrap_or_else(|e| e.into_inner());
+        addrs.get(peer).cloned()
+    }
+
     /// Every node of the cluster, this one included, sorted.
     pub fn cluster(&self) -> Vec<String> {
-        let mut all: Vec<String> = self.addrs().into_keys().collect();
-        all.push(self.me.clone());
-        all.sort();
+        let addrs = self.addrs.read().unwrap_or_else(|e| e.into_inner());
+        let mut all: Vec<String> = addrs.keys().cloned().collect();
+        let at = all.partition_point(|id| *id < self.me);
+        all.insert(at, self.me.clone());
         all
     }
 
@@ -152,11 +159,23 @@ impl Peers {
         path: &str,
         body: Option<&B>,
     ) -> Result<R, PeerError> {
-        let addr = self
-            .addrs()
-            .get(peer)
-            .cloned()
-            .ok_or_else(|| PeerError::Unknown(peer.to_string()))?;
+        let body = body.map(serde_json::to_vec).transpose();
+        let body = body.map_err(|e| PeerError::Transport {
+            peer: peer.to_string(),
+            source: TransportError::NoAnswer(e.to_string()),
+        })?;
+        self.call_with(peer, path, body).await
+    }
+
+    /// Calls `path` on `peer` with a JSON body already encoded, or none.
+    async fn call_with<R: DeserializeOwned>(
+        &self,
+        peer: &str,
+        path: &str,
+        body: Option<Vec<u8>>,
+    ) -> Result<R, PeerError> {
+        let addr = self.addr_of(peer);
+        let addr = addr.ok_or_else(|| PeerError::Unknown(peer.to_string()))?;
         let (cut, delay) = {
             let faults = self.faults.read().unwrap_or_else(|e| e.into_inner());
             (faults.sends_nothing_to(peer), faults.delay_to(peer))
@@ -178,7 +197,7 @@ impl Peers {
         let message = Message {
             from: self.me.clone(),
             path: path.to_string(),
-            body: body.map(serde_json::to_vec).transpose().map_err(garbled)?,
+            body,
         };
         let reply = self.transport.send(&addr, message).await;
         self.note(peer, !matches!(reply, Err(TransportError::NotDelivered(_))));
@@ -193,7 +212,8 @@ impl Peers {
         serde_json::from_slice(&reply.body).map_err(garbled)
     }
 
-    /// Sends the same body to several peers at once; each success arrives on the receiver.
+    /// Sends the same body to several peers at once, encoded once; each success arrives on
+    /// the receiver (none at all when the body cannot be encoded).
     pub fn broadcast<B, R>(
         self: &Arc<Self>,
         peers: &[String],
@@ -201,10 +221,17 @@ impl Peers {
         body: &B,
     ) -> mpsc::Receiver<(String, R)>
     where
-        B: Serialize + Clone + Send + Sync + 'static,
+        B: Serialize,
         R: DeserializeOwned + Send + 'static,
     {
         let (tx, rx) = mpsc::channel(peers.len().max(1));
+        let body = match serde_json::to_vec(body) {
+            Ok(body) => body,
+            Err(e) => {
+                tracing::debug!(error = %e, "a broadcast's body could not be encoded");
+                return rx;
+            }
+        };
         for peer in peers {
             let (tx, me, peer, path, body) = (
                 tx.clone(),
@@ -214,7 +241,7 @@ impl Peers {
                 body.clone(),
             );
             self.spawn(async move {
-                match me.call::<B, R>(&peer, &path, Some(&body)).await {
+                match me.call_with::<R>(&peer, &path, Some(body)).await {
                     Ok(answer) => {
                         let _ = tx.send((peer, answer)).await;
                     }
