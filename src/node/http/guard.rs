@@ -79,7 +79,7 @@ fn request_timeout(node: &Node) -> Duration {
 }
 
 /// An answer that never arrives in time: the sender gives up before it is sent.
-pub async fn lost(node: &Node) -> ApiError {
+async fn lost(node: &Node) -> ApiError {
     let settings = node.settings();
     tokio::time::sleep(settings.write_timeout() + settings.read_timeout()).await;
     ApiError::Unavailable {
@@ -121,13 +121,27 @@ pub async fn guard(
         .get(FROM_HEADER)
         .and_then(|v| v.to_str().ok())
         .map(str::to_string);
-    match pass(&node, sender.as_deref()).await {
-        Passage::Answer => next.run(request).await,
-        Passage::ActedOnAndLost => {
-            let _ = next.run(request).await;
-            lost(&node).await.into_response()
-        }
-        Passage::Lost => lost(&node).await.into_response(),
+    let passage = pass(&node, sender.as_deref()).await;
+    match through(&node, passage, next.run(request)).await {
+        Ok(response) => response,
+        Err(lost) => lost.into_response(),
+    }
+}
+
+/// `handling`'s outcome for a request whose fate is `passage`: never run when it is lost,
+/// run and then lost when it is acted on and lost.
+pub async fn through<F: Future>(
+    node: &Node,
+    passage: Passage,
+    handling: F,
+) -> Result<F::Output, ApiError> {
+    if passage == Passage::Lost {
+        return Err(lost(node).await);
+    }
+    let outcome = handling.await;
+    match passage {
+        Passage::ActedOnAndLost => Err(lost(node).await),
+        _ => Ok(outcome),
     }
 }
 

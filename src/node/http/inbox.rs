@@ -3,7 +3,7 @@
 //! to their handlers; the others go through the node's router as an HTTP request would
 //! (guard, secret, faults, handlers).
 
-use super::guard::{self, Passage};
+use super::guard;
 use super::internal::Direct;
 use super::state::Node;
 use super::transport::FROM_HEADER;
@@ -103,15 +103,9 @@ async fn answer_direct(node: &Arc<Node>, direct: Direct, request: PeerRequest<'_
         let given = request.secret.unwrap_or_default();
         guard::authorize(node, given, request.addr.ip())?;
         let passage = guard::pass(node, Some(request.from)).await;
-        if passage == Passage::Lost {
-            return Err(guard::lost(node).await);
-        }
         let body = request.body.unwrap_or_default();
-        let answer = guard::in_time(node, direct.answer(node, &body)).await;
-        if passage == Passage::ActedOnAndLost {
-            return Err(guard::lost(node).await);
-        }
-        answer?
+        let handling = guard::in_time(node, direct.answer(node, &body));
+        guard::through(node, passage, handling).await??
     };
     match answered.await {
         Ok(body) => (200, Bytes::from(body)),
