@@ -143,3 +143,35 @@ fn the_model_rejects_the_op_a_whole_history_names_first() {
     );
     assert!(error.to_string().contains("index 0"), "{error}");
 }
+
+#[test]
+fn a_retry_long_after_its_attempt_gets_the_verdict_of_the_history_held_whole() {
+    // An add times out, ten thousand reads of the old value pass, then a retry of the add
+    // succeeds: the spill cannot join the retry while streaming and reads its group back
+    // whole. A final read of 1 is linearizable; a read of 2 is not.
+    for (last, verdict) in [(1, Validity::Valid), (2, Validity::Invalid)] {
+        let mut ops = Vec::new();
+        let mut push = |process, kind, f: F, value: Value, retry_of: Option<u64>| {
+            let key = Some("p/x".to_string());
+            let mut op = Op::new(Process::Client(process), kind, f, key, value);
+            op.index = ops.len() as u64;
+            op.time = op.index;
+            op.retry_of = retry_of;
+            ops.push(op);
+        };
+        push(0, OpType::Invoke, F::Add, json!(1), None);
+        push(0, OpType::Info, F::Add, json!(1), None);
+        for _ in 0..10_000 {
+            push(1, OpType::Invoke, F::Read, Value::Null, None);
+            push(1, OpType::Ok, F::Read, Value::Null, None);
+        }
+        push(8, OpType::Invoke, F::Add, json!(1), Some(0));
+        push(8, OpType::Ok, F::Add, json!(1), None);
+        push(1, OpType::Invoke, F::Read, Value::Null, None);
+        push(1, OpType::Ok, F::Read, json!(last), None);
+        let scratch = tempfile::tempdir().expect("a temporary folder");
+        let (streamed, whole) = (streamed(&ops, scratch.path()), whole(&ops));
+        assert_eq!(streamed, whole, "last read {last}");
+        assert_eq!(whole.valid, verdict, "last read {last}");
+    }
+}

@@ -5,8 +5,10 @@
 //! partitions as `prepare` groups a whole history, searched and dropped, a group per thread.
 //! Memory holds the ops in flight and the groups being searched, never the history.
 
+mod frontier;
 mod group;
 mod record;
+mod stream;
 
 use super::explain::said;
 use super::model::{Model, ModelError};
@@ -14,9 +16,10 @@ use super::models::{CounterInput, CounterModel};
 use super::partition::Partition;
 use super::workers::in_parallel;
 use super::{check_partitions, LinOptions, LinResult, ModelKind, Shared, Val};
-use crate::ideal::{self, Count};
+use crate::ideal::{self, Count, Reading};
 use crate::op::{Op, OpType, Process, F};
 use crate::validity::Validity;
+use frontier::Frontier;
 use record::{f_code, End, Record, NONE, NO_KEY, RECORD};
 use rustc_hash::FxHashMap;
 use serde_json::Value;
@@ -30,6 +33,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, PoisonError};
 use std::time::Instant;
+use stream::SpillFile;
 
 /// Spill files: partitions are spread over this many, so memory holds about this share of
 /// the history's ops at a time (more where one partition is hot).
@@ -59,6 +63,16 @@ pub struct Spill {
     described: HashMap<u64, (Value, Option<Value>)>,
     /// The first spill file that could not be written or read.
     io: Option<String>,
+    /// The low mark written with each record.
+    frontier: Frontier,
+    /// The files holding a retry the low mark could not join to the op it retries: their
+    /// groups are read back whole.
+    unjoined: Vec<bool>,
+    /// The index of the last client op seen.
+    last: Option<u64>,
+    /// Some client op came with an index not above the one before: the low mark assumes
+    /// they increase, so every group is read back whole.
+    disordered: bool,
     /// Held while a group is read back (`build`).
     building: Mutex<()>,
 }
@@ -97,6 +111,10 @@ impl Spill {
             rejected: None,
             described: HashMap::new(),
             io,
+            frontier: Frontier::default(),
+            unjoined: vec![false; FILES],
+            last: None,
+            disordered: false,
             building: Mutex::new(()),
         }
     }
@@ -106,8 +124,14 @@ impl Spill {
         let Process::Client(process) = op.process else {
             return;
         };
+        self.disordered |= self.last.is_some_and(|last| op.index <= last);
+        self.last = Some(op.index);
         if op.kind == OpType::Invoke {
             let key = self.key(op.key.as_deref());
+            if !self.frontier.invoked(op.index, op.retry_of) {
+                let file = self.file(key);
+                self.unjoined[file] = true;
+            }
             if op.f == F::Delete && op.key.as_deref().is_some_and(ideal::deletes_partition) {
                 let partition = op.key.clone().unwrap_or_default();
                 self.whole.entry(partition).or_insert(op.index);
@@ -126,6 +150,7 @@ impl Spill {
         let Some((invoke, key)) = self.open.remove(&process) else {
             return;
         };
+        self.frontier.ended(invoke.index, op.index);
         let end = match op.kind {
             OpType::Ok => End::Ok,
             OpType::Info => End::Info,
@@ -147,6 +172,14 @@ impl Spill {
         self.names.push(key.to_string());
         self.file_of_key.push(file_of(key));
         n
+    }
+
+    /// The spill file of counter number `key`.
+    fn file(&self, key: u32) -> usize {
+        match self.file_of_key.get(key as usize) {
+            Some(&file) => file,
+            None => file_of(""), // no key
+        }
     }
 
     /// Writes one attempt, once the model accepts it.
@@ -180,16 +213,14 @@ impl Spill {
             f,
             end,
             null: ok.is_some_and(|o| o.value.is_null()),
+            low: self.frontier.low(self.last.unwrap_or(0)),
         };
         let (value, returned) = record.described();
         if value != invoke.value || returned.as_ref() != ok.map(|o| &o.value) {
             let said = (invoke.value.clone(), ok.map(|o| o.value.clone()));
             self.described.insert(invoke.index, said);
         }
-        let file = match self.file_of_key.get(key as usize) {
-            Some(&file) => file,
-            None => file_of(""), // no key
-        };
+        let file = self.file(key);
         self.records[file] += 1;
         if self.io.is_some() {
             return;
@@ -210,11 +241,8 @@ impl Spill {
         self.dir.join(file_name(file))
     }
 
-    /// Searches every partition, group of spill files by group, within `options`' limits;
-    /// the model's first error is the error, as for a history held whole.
-    pub fn finish(mut self, options: &LinOptions) -> Result<LinResult, ModelError> {
-        let start = Instant::now();
-        let deadline = options.time_limit.map(|t| start + t);
+    /// Writes the ops never completed, in call order, and closes the files.
+    fn finish_writing(&mut self) {
         let mut open: Vec<(Op, u32)> = std::mem::take(&mut self.open).into_values().collect();
         open.sort_by_key(|(op, _)| op.index);
         for (invoke, key) in open {
@@ -226,6 +254,14 @@ impl Spill {
                 self.io.get_or_insert(format!("{}: {e}", path.display()));
             }
         }
+    }
+
+    /// Searches every partition, group of spill files by group, within `options`' limits;
+    /// the model's first error is the error, as for a history held whole.
+    pub fn finish(mut self, options: &LinOptions) -> Result<LinResult, ModelError> {
+        let start = Instant::now();
+        let deadline = options.time_limit.map(|t| start + t);
+        self.finish_writing();
         let init = match &options.init {
             Val::Int(n) => Some(*n),
             _ => None,
@@ -380,8 +416,10 @@ impl Spill {
         Ok(records)
     }
 
-    /// A group's model and partitions, read back from its files. One group at a time: the
-    /// records and the ops of a group held at once are a search's peak of memory.
+    /// A group's model and partitions, read back from its files: as they were written,
+    /// unless a file holds a retry the low mark could not join (then its records are held
+    /// at once and sorted). One group at a time: the ops of a group are a search's peak of
+    /// memory.
     fn build(
         &self,
         files: &[usize],
@@ -389,8 +427,31 @@ impl Spill {
         options: &LinOptions,
     ) -> std::io::Result<(CounterModel, Vec<Partition<CounterInput>>)> {
         let _one = self.building.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(built) = self.streamed(files, init, options.reading)? {
+            return Ok(built);
+        }
         let records = self.load(files)?;
         Ok(self.partitions(&records, init, options))
+    }
+
+    /// A group's model and partitions read back as its records were written; `None` when
+    /// they must be read back whole.
+    fn streamed(
+        &self,
+        files: &[usize],
+        init: Count,
+        reading: Reading,
+    ) -> std::io::Result<Option<(CounterModel, Vec<Partition<CounterInput>>)>> {
+        if self.disordered || files.iter().any(|&f| self.unjoined[f]) {
+            return Ok(None);
+        }
+        let spilled: Vec<SpillFile> = (files.iter())
+            .map(|&f| SpillFile {
+                path: self.path(f),
+                records: self.records[f],
+            })
+            .collect();
+        stream::partitions(&spilled, &self.names, &self.whole, init, reading)
     }
 
     /// The model for a group's records (in call order), and their partitions.
@@ -400,7 +461,8 @@ impl Spill {
         init: Count,
         options: &LinOptions,
     ) -> (CounterModel, Vec<Partition<CounterInput>>) {
-        let model = group::model(records, &self.names, &self.whole, init, options.reading);
+        let keys = records.iter().map(|r| r.key);
+        let model = group::model(keys, &self.names, &self.whole, init, options.reading);
         let parts = group::partitions(&model, records, &self.names);
         (model, parts)
     }
@@ -465,3 +527,6 @@ fn file_of(key: &str) -> usize {
     key.hash(&mut hasher);
     (hasher.finish() % FILES as u64) as usize
 }
+
+#[cfg(test)]
+mod tests;

@@ -10,7 +10,8 @@ use std::hash::{BuildHasherDefault, Hash};
 /// the one that returns first is enough (swapping two such ops in any linearization keeps it
 /// one). This is what keeps a hot counter's many identical `add 1`s from exploding.
 pub struct Classes {
-    class: Vec<usize>,
+    /// By op: its class (32-bit, as a partition has fewer than 2^32 ops).
+    class: Vec<u32>,
     best: Vec<usize>,
     stamp: Vec<u64>,
     generation: u64,
@@ -19,11 +20,11 @@ pub struct Classes {
 impl Classes {
     /// Groups the ops by equal input.
     pub fn new<I: Eq + Hash>(ops: &[LinOp<I>]) -> Self {
-        let mut ids: HashMap<&I, usize, BuildHasherDefault<FxHasher>> = HashMap::default();
-        let class: Vec<usize> = ops
+        let mut ids: HashMap<&I, u32, BuildHasherDefault<FxHasher>> = HashMap::default();
+        let class: Vec<u32> = ops
             .iter()
             .map(|op| {
-                let next = ids.len();
+                let next = ids.len() as u32;
                 *ids.entry(&op.input).or_insert(next)
             })
             .collect();
@@ -42,7 +43,7 @@ impl Classes {
         let order = |i: usize| (ops[i].ret().unwrap_or(u64::MAX), i);
         let mut entry = events.first();
         while entry != events.tail && entry.is_multiple_of(2) {
-            let (op, c) = (entry / 2, self.class[entry / 2]);
+            let (op, c) = (entry / 2, self.class[entry / 2] as usize);
             if self.stamp[c] != self.generation || order(op) < order(self.best[c]) {
                 self.stamp[c] = self.generation;
                 self.best[c] = op;
@@ -53,12 +54,12 @@ impl Classes {
 
     /// The class of `op`, numbered from 0.
     pub fn class_of(&self, op: usize) -> usize {
-        self.class[op]
+        self.class[op] as usize
     }
 
     /// Whether `op` is the one of its class worth trying now.
     pub fn worth_trying(&self, op: usize) -> bool {
-        let c = self.class[op];
+        let c = self.class[op] as usize;
         self.stamp[c] != self.generation || self.best[c] == op
     }
 }

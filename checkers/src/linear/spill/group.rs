@@ -12,10 +12,11 @@ fn name(names: &[String], key: u32) -> Option<&str> {
     names.get(key as usize).map(String::as_str)
 }
 
-/// The model for records (in call order) of counters `names`, where `whole` names the
-/// partitions deleted whole: their counters numbered in the order they first appear.
+/// The model for the records of counters `names`, given the counters' numbers in the order
+/// of their records' calls (repeats allowed), where `whole` names the partitions deleted
+/// whole: their counters numbered in the order they first appear.
 pub fn model(
-    records: &[Record],
+    counters: impl IntoIterator<Item = u32>,
     names: &[String],
     whole: &BTreeMap<String, u64>,
     init: Count,
@@ -23,8 +24,8 @@ pub fn model(
 ) -> CounterModel {
     let mut cells: BTreeMap<&str, Vec<String>> = BTreeMap::new();
     let mut seen = vec![false; names.len()];
-    for r in records {
-        let Some(key) = name(names, r.key) else {
+    for k in counters {
+        let Some(key) = name(names, k) else {
             continue;
         };
         let partition = ideal::partition_of(key);
@@ -32,12 +33,75 @@ pub fn model(
             Some((p, _)) => cells.entry(p.as_str()).or_default(),
             None => continue,
         };
-        if !ideal::deletes_partition(key) && !std::mem::replace(&mut seen[r.key as usize], true) {
+        if !ideal::deletes_partition(key) && !std::mem::replace(&mut seen[k as usize], true) {
             keys.push(key.to_string());
         }
     }
     let cells = cells.into_iter().map(|(p, k)| (p.to_string(), k));
     CounterModel::with_whole(init, reading, cells.collect())
+}
+
+/// Each counter's partition, numbered as first met, and the partitions in their order.
+pub struct Slots {
+    slots: BTreeMap<Option<String>, usize>,
+    /// By counter number; the last: ops with no key.
+    slot_of: Vec<Option<usize>>,
+}
+
+impl Slots {
+    /// No partition yet, for `names.len()` counters.
+    pub fn new(names: &[String]) -> Self {
+        Slots {
+            slots: BTreeMap::new(),
+            slot_of: vec![None; names.len() + 1],
+        }
+    }
+
+    /// The number of the partition of counter `key`.
+    pub fn of(&mut self, model: &CounterModel, names: &[String], key: u32) -> usize {
+        let at = (key as usize).min(names.len());
+        *self.slot_of[at].get_or_insert_with(|| {
+            let partition = name(names, key).map(|k| model.partition_of(k));
+            let next = self.slots.len();
+            *self.slots.entry(partition).or_insert(next)
+        })
+    }
+
+    /// The partitions of `ops` (by partition number), in the partitions' order; one whose
+    /// every op was left out is no partition.
+    pub fn partitions(
+        self,
+        mut ops: Vec<Vec<LinOp<CounterInput>>>,
+    ) -> Vec<Partition<CounterInput>> {
+        let mut take = |s: usize| ops.get_mut(s).map(std::mem::take).unwrap_or_default();
+        let parts = self.slots.into_iter().map(|(key, s)| (key, take(s)));
+        parts
+            .filter(|(_, ops)| !ops.is_empty())
+            .map(|(key, ops)| Partition { key, ops })
+            .collect()
+    }
+}
+
+/// The op the search sees for an intended op: its first attempt, its ok attempt that
+/// returned first, whether some attempt may have taken effect without saying so, and its
+/// attempt whose info completion came last; `None` when it is left out (every attempt
+/// failed, or the model has no input for it).
+pub fn op(
+    model: &CounterModel,
+    names: &[String],
+    first: &Record,
+    ok: Option<&Record>,
+    maybe: bool,
+    info: Option<&Record>,
+) -> Option<LinOp<CounterInput>> {
+    if ok.is_none() && !maybe {
+        return None;
+    }
+    let returned = ok.and_then(Record::returned);
+    let key = name(names, first.key);
+    let input = model.input_for(key.unwrap_or_default(), &first.f(), first.value, returned)?;
+    let hint = info.filter(|_| ok.is_none()).map(|o| o.ret);
+    Some(LinOp::new(input, first.call, ok.map(|o| o.ret), hint))
 }
 
 /// One intended op: its first attempt and how its attempts (the op and its retries) ended,
@@ -64,45 +128,24 @@ pub fn partitions(
 ) -> Vec<Partition<CounterInput>> {
     let intents = intents(records);
     let kept = || intents.iter().filter(|i| i.ok.is_some() || i.maybe);
-    // Each counter's partition, by counter number (the last: ops with no key).
-    let mut slots: BTreeMap<Option<String>, usize> = BTreeMap::new();
-    let mut slot_of: Vec<Option<usize>> = vec![None; names.len() + 1];
-    let mut slot = |key: u32| {
-        let at = (key as usize).min(names.len());
-        *slot_of[at].get_or_insert_with(|| {
-            let partition = name(names, key).map(|k| model.partition_of(k));
-            let next = slots.len();
-            *slots.entry(partition).or_insert(next)
-        })
-    };
+    let mut slots = Slots::new(names);
     let mut sizes: Vec<usize> = Vec::new();
     for intent in kept() {
-        let s = slot(records[intent.first as usize].key);
+        let s = slots.of(model, names, records[intent.first as usize].key);
         sizes.resize(sizes.len().max(s + 1), 0);
         sizes[s] += 1;
     }
     let mut ops: Vec<Vec<LinOp<CounterInput>>> =
         sizes.into_iter().map(Vec::with_capacity).collect();
+    let at = |i: Option<u32>| i.map(|i| &records[i as usize]);
     for intent in kept() {
         let first = &records[intent.first as usize];
-        let ok = intent.ok.map(|o| &records[o as usize]);
-        let returned = ok.and_then(Record::returned);
-        let key = name(names, first.key);
-        let input = model.input_for(key.unwrap_or_default(), &first.f(), first.value, returned);
-        let Some(input) = input else {
-            continue;
-        };
-        let hint = intent.info.filter(|_| ok.is_none());
-        let hint = hint.map(|o| records[o as usize].ret);
-        ops[slot(first.key)].push(LinOp::new(input, first.call, ok.map(|o| o.ret), hint));
+        let (ok, info) = (at(intent.ok), at(intent.info));
+        if let Some(op) = op(model, names, first, ok, intent.maybe, info) {
+            ops[slots.of(model, names, first.key)].push(op);
+        }
     }
-    // In the partitions' order; one whose every op was left out is no partition.
-    let mut take = |s: usize| ops.get_mut(s).map(std::mem::take).unwrap_or_default();
-    let parts = slots.into_iter().map(|(key, s)| (key, take(s)));
-    parts
-        .filter(|(_, ops)| !ops.is_empty())
-        .map(|(key, ops)| Partition { key, ops })
-        .collect()
+    slots.partitions(ops)
 }
 
 /// The intended ops of records in call order: a retry (found by the call it retries) joins

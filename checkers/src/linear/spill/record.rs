@@ -1,11 +1,11 @@
-//! A spilled op: one attempt of a client op (its invoke and how it ended) in 48 bytes.
+//! A spilled op: one attempt of a client op (its invoke and how it ended) in 56 bytes.
 
 use crate::ideal::Count;
 use crate::op::F;
 use serde_json::Value;
 
 /// Bytes of one record.
-pub const RECORD: usize = 48;
+pub const RECORD: usize = 56;
 /// No index (an op that never completed, or is no retry).
 pub const NONE: u64 = u64::MAX;
 
@@ -21,7 +21,7 @@ pub enum End {
     Open = 3,
 }
 
-/// One attempt of a client op: its invoke and how it ended, in 48 bytes.
+/// One attempt of a client op: its invoke and how it ended, in 56 bytes.
 #[derive(Debug, Clone, Copy)]
 pub struct Record {
     pub call: u64,
@@ -36,6 +36,9 @@ pub struct Record {
     pub end: End,
     /// An ok read that returned `null`.
     pub null: bool,
+    /// The spill's low mark when the record was written (`Frontier::low`): every record
+    /// written after it belongs to an intended op first called at this index or later.
+    pub low: u64,
 }
 
 impl Record {
@@ -51,6 +54,7 @@ impl Record {
         out[44] = self.f;
         out[45] = self.end as u8;
         out[46] = self.null as u8;
+        out[48..56].copy_from_slice(&self.low.to_le_bytes());
         out
     }
 
@@ -72,6 +76,7 @@ impl Record {
                 _ => End::Open,
             },
             null: b[46] != 0,
+            low: u64_at(48),
         }
     }
 

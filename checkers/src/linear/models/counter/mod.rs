@@ -35,7 +35,7 @@ pub enum CounterState {
 }
 
 /// The ideal counter, starting from `init` (`None`: absent; Jepsen's counter starts at 0).
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct CounterModel {
     /// The value of a counter before any operation.
     pub init: Count,
