@@ -155,21 +155,17 @@ fn streamed_groups_hold_the_same_partitions_as_groups_held_whole() {
 #[test]
 fn a_retry_past_the_grace_sends_its_group_back_to_being_read_whole() {
     let mut history = Vec::new();
-    let mut push = |process: u64, kind: OpType, f: F, value: Value, retry_of: Option<u64>| {
-        let mut op = Op::new(Process::Client(process), kind, f, Some("k".into()), value);
-        op.index = history.len() as u64;
-        op.time = op.index;
-        op.retry_of = retry_of;
-        history.push(op);
+    let mut push = |process, kind, f, retry_of| {
+        history.push(at(history.len() as u64, process, kind, f, retry_of));
     };
-    push(0, OpType::Invoke, F::Add, json!(1), None);
-    push(0, OpType::Info, F::Add, json!(1), None);
+    push(0, OpType::Invoke, F::Add, None);
+    push(0, OpType::Info, F::Add, None);
     for _ in 0..GRACE {
-        push(1, OpType::Invoke, F::Read, Value::Null, None);
-        push(1, OpType::Ok, F::Read, json!(1), None);
+        push(1, OpType::Invoke, F::Read, None);
+        push(1, OpType::Ok, F::Read, None);
     }
-    push(8, OpType::Invoke, F::Add, json!(1), Some(0));
-    push(8, OpType::Ok, F::Add, json!(1), None);
+    push(8, OpType::Invoke, F::Add, Some(0));
+    push(8, OpType::Ok, F::Add, None);
     let (_scratch, spill) = spilled(&history);
     assert_eq!(both_ways(&spill), [false]);
     // Within the grace, the same retry is joined while streaming.
