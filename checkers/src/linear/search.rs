@@ -72,15 +72,30 @@ pub enum Verdict {
     NotSearched,
 }
 
-/// One linearized op on the search's stack.
+/// One linearized op on the search's stack, in 4 bytes (a long search holds one per op): its
+/// call entry, which is even, with the low bit set when it was forced.
 #[derive(Clone, Copy)]
-struct Frame {
+struct Frame(u32);
+
+impl Frame {
+    /// The op of call `entry` (fitting in 32 bits, as `MAX_OPS` makes every entry), and
+    /// whether it was `forced`: a read-only op linearized as soon as it could be, so that
+    /// the configuration before it is solvable exactly when the one after it is and there is
+    /// no alternative to try. It left the state as it was, so no state is kept for it.
+    fn new(entry: usize, forced: bool) -> Self {
+        debug_assert!(entry.is_multiple_of(2), "a call entry");
+        Frame(entry as u32 | u32::from(forced))
+    }
+
     /// The op's call entry.
-    entry: u32,
-    /// A read-only op linearized as soon as it could be: the configuration before it is
-    /// solvable exactly when the one after it is, so there is no alternative to try. It left
-    /// the state as it was, so no state is kept for it.
-    forced: bool,
+    fn entry(self) -> usize {
+        (self.0 & !1) as usize
+    }
+
+    /// Whether it was forced.
+    fn forced(self) -> bool {
+        self.0 & 1 == 1
+    }
 }
 
 /// One partition's search in progress.
@@ -210,9 +225,7 @@ impl<'a, M: Model> Search<'a, M> {
         if !forced {
             self.states.push(state);
         }
-        // Entries fit in 32 bits (`MAX_OPS`).
-        let entry = entry as u32;
-        self.stack.push(Frame { entry, forced });
+        self.stack.push(Frame::new(entry, forced));
         self.at_peak |= self.stack.len() > self.longest.len();
         self.events.lift(op);
         self.classes.refresh(&self.events, self.ops);
@@ -261,7 +274,9 @@ impl<'a, M: Model> Search<'a, M> {
     fn record_longest(&mut self) {
         self.longest.truncate(self.agreed);
         let above = &self.stack[self.agreed..];
-        self.longest.extend(above.iter().map(|f| f.entry / 2));
+        // Ops fit in 32 bits (`MAX_OPS`).
+        self.longest
+            .extend(above.iter().map(|f| (f.entry() / 2) as u32));
         self.agreed = self.stack.len();
         self.at_peak = false;
     }
@@ -274,12 +289,12 @@ impl<'a, M: Model> Search<'a, M> {
         }
         loop {
             let frame = self.stack.pop()?;
-            let entry = frame.entry as usize;
+            let entry = frame.entry();
             self.agreed = self.agreed.min(self.stack.len());
             self.linearized.clear(entry / 2);
             self.events.unlift(entry / 2);
             self.classes.refresh(&self.events, self.ops);
-            if !frame.forced {
+            if !frame.forced() {
                 let state = self.states.pop();
                 self.state = state.expect("a state for every frame not forced");
                 return Some(self.events.after(entry));
