@@ -14,8 +14,9 @@ pub struct Events {
     pub tail: usize,
 }
 
-/// The most ops a partition may have: its entries and sentinels fit in a 32-bit link.
-pub const MAX_OPS: usize = (u32::MAX as usize - 2) / 2;
+/// The most ops a partition may have: its entries and sentinels fit in a 32-bit link, and
+/// an op's number in the 30 bits a search's stack frame keeps it in.
+pub const MAX_OPS: usize = (1 << 30) - 1;
 
 impl Events {
     /// Links the events of `ops` (at most `MAX_OPS`) in time order; unknown returns go last.

@@ -105,6 +105,13 @@ pub trait Model: Sync + Clone {
     /// The state after `input` when it can take effect in `state`, or `None` if it cannot.
     fn step(&self, state: &Self::State, input: &Self::Input) -> Option<Self::State>;
 
+    /// The state `input` was stepped from to reach `after`, where the model can work it out
+    /// (`None`: it cannot). The search checks it against the state it had and keeps no copy
+    /// of a state that `undo` gives back, so an answer that is wrong only costs memory.
+    fn undo(&self, _after: &Self::State, _input: &Self::Input) -> Option<Self::State> {
+        None
+    }
+
     /// Whether the op never changes the state (a read): such an op, once it can be
     /// linearized, is linearized at once.
     fn is_read_only(&self, _input: &Self::Input) -> bool {

@@ -73,28 +73,38 @@ pub enum Verdict {
 }
 
 /// One linearized op on the search's stack, in 4 bytes (a long search holds one per op): its
-/// call entry, which is even, with the low bit set when it was forced.
+/// number (30 bits, as `MAX_OPS` makes it), whether a state was kept for it, and whether
+/// it was forced.
 #[derive(Clone, Copy)]
 struct Frame(u32);
 
 impl Frame {
-    /// The op of call `entry` (fitting in 32 bits, as `MAX_OPS` makes every entry), and
-    /// whether it was `forced`: a read-only op linearized as soon as it could be, so that
-    /// the configuration before it is solvable exactly when the one after it is and there is
-    /// no alternative to try. It left the state as it was, so no state is kept for it.
-    fn new(entry: usize, forced: bool) -> Self {
-        debug_assert!(entry.is_multiple_of(2), "a call entry");
-        Frame(entry as u32 | u32::from(forced))
+    /// The op of call `entry`; whether the state before it was `kept` in `states` (else the
+    /// model's `undo` gives it back); whether it was `forced`: a read-only op linearized as
+    /// soon as it could be, so that the configuration before it is solvable exactly when
+    /// the one after it is and there is no alternative to try.
+    fn new(entry: usize, kept: bool, forced: bool) -> Self {
+        Frame(((entry / 2) as u32) << 2 | u32::from(kept) << 1 | u32::from(forced))
     }
 
     /// The op's call entry.
     fn entry(self) -> usize {
-        (self.0 & !1) as usize
+        2 * self.op()
+    }
+
+    /// The op's number.
+    fn op(self) -> usize {
+        (self.0 >> 2) as usize
+    }
+
+    /// Whether the state before it is in `states`.
+    fn kept(self) -> bool {
+        self.0 & 2 != 0
     }
 
     /// Whether it was forced.
     fn forced(self) -> bool {
-        self.0 & 1 == 1
+        self.0 & 1 != 0
     }
 }
 
@@ -112,7 +122,7 @@ struct Search<'a, M: Model> {
     /// Why the search must stop, once it must.
     gave_up: Option<&'static str>,
     stack: Vec<Frame>,
-    /// The state before each frame that is not forced, in the stack's order.
+    /// The state before each frame that kept one, in the stack's order.
     states: Vec<M::State>,
     state: M::State,
     longest: Vec<u32>,
@@ -221,11 +231,14 @@ impl<'a, M: Model> Search<'a, M> {
                 .fetch_sub(self.held - bytes, Ordering::Relaxed);
         }
         self.held = bytes;
+        let input = &self.ops[op].input;
+        let undone = !forced && self.model.undo(&next_state, input).as_ref() == Some(&self.state);
         let state = std::mem::replace(&mut self.state, next_state);
-        if !forced {
+        let kept = !forced && !undone;
+        if kept {
             self.states.push(state);
         }
-        self.stack.push(Frame::new(entry, forced));
+        self.stack.push(Frame::new(entry, kept, forced));
         self.at_peak |= self.stack.len() > self.longest.len();
         self.events.lift(op);
         self.classes.refresh(&self.events, self.ops);
@@ -275,8 +288,7 @@ impl<'a, M: Model> Search<'a, M> {
         self.longest.truncate(self.agreed);
         let above = &self.stack[self.agreed..];
         // Ops fit in 32 bits (`MAX_OPS`).
-        self.longest
-            .extend(above.iter().map(|f| (f.entry() / 2) as u32));
+        self.longest.extend(above.iter().map(|f| f.op() as u32));
         self.agreed = self.stack.len();
         self.at_peak = false;
     }
@@ -295,8 +307,14 @@ impl<'a, M: Model> Search<'a, M> {
             self.events.unlift(entry / 2);
             self.classes.refresh(&self.events, self.ops);
             if !frame.forced() {
-                let state = self.states.pop();
-                self.state = state.expect("a state for every frame not forced");
+                self.state = match frame.kept() {
+                    true => self
+                        .states
+                        .pop()
+                        .expect("a state for every frame that kept one"),
+                    false => (self.model.undo(&self.state, &self.ops[frame.op()].input))
+                        .expect("the state undo gave when the op was linearized"),
+                };
                 return Some(self.events.after(entry));
             }
         }

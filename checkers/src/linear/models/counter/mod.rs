@@ -251,6 +251,16 @@ impl Model for CounterModel {
         })
     }
 
+    /// An add to one counter that was present: subtracting its delta gives the state back.
+    fn undo(&self, after: &CounterState, input: &CounterInput) -> Option<CounterState> {
+        match (after, input) {
+            (CounterState::One(Some(sum)), CounterInput::Add(_, d)) => {
+                Some(CounterState::One(Some(sum.checked_sub(Sum::from(*d))?)))
+            }
+            _ => None,
+        }
+    }
+
     fn is_read_only(&self, input: &Self::Input) -> bool {
         matches!(input, CounterInput::Read(..))
     }
@@ -358,5 +368,37 @@ impl Model for CounterModel {
                 )
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn undo_gives_back_the_state_an_add_was_stepped_from_or_nothing() {
+        let model = CounterModel::default();
+        let add = CounterInput::Add(0, 5);
+        for before in [Some(0), Some(-3), Some(Sum::MAX - 2)] {
+            let before = CounterState::One(before);
+            let after = model
+                .step(&before, &add)
+                .expect("an add always takes effect");
+            let undone = model.undo(&after, &add);
+            // Past the top the add saturates: undo then gives another state, which the
+            // search sees differs from the one it had, and keeps that one.
+            let exact = before != CounterState::One(Some(Sum::MAX - 2));
+            assert_eq!(undone == Some(before.clone()), exact, "{before:?}");
+        }
+        // An add to an absent counter: undo cannot tell absent from 0.
+        let absent = CounterState::One(None);
+        let after = model
+            .step(&absent, &add)
+            .expect("an add always takes effect");
+        assert_ne!(model.undo(&after, &add), Some(absent));
+        // Reads and deletes are not undone.
+        let read = CounterInput::Read(0, Some(5));
+        assert_eq!(model.undo(&after, &read), None);
+        assert_eq!(model.undo(&after, &CounterInput::Delete(None)), None);
     }
 }
