@@ -106,8 +106,9 @@ pub trait Model: Sync + Clone {
     fn step(&self, state: &Self::State, input: &Self::Input) -> Option<Self::State>;
 
     /// The state `input` was stepped from to reach `after`, where the model can work it out
-    /// (`None`: it cannot). The search checks it against the state it had and keeps no copy
-    /// of a state that `undo` gives back, so an answer that is wrong only costs memory.
+    /// (`None`: it cannot). The search keeps no copy of a state that `undo` gave back equal
+    /// when the op was linearized, and calls `undo` again on backtracking: it must be a pure
+    /// function of its arguments that respects `==` (as `step` must, for the cache).
     fn undo(&self, _after: &Self::State, _input: &Self::Input) -> Option<Self::State> {
         None
     }

@@ -8,8 +8,8 @@ pub struct LinOp<I> {
     /// History index of its invoke.
     pub call: u64,
     /// [`LinOp::ret`]; for an op of unknown outcome, [`LinOp::hint`] with [`HINT`] set; or
-    /// [`NO_INDEX`]. One index in 8 bytes, not two `Option`s' 32: a long partition's search
-    /// holds every op.
+    /// [`NO_INDEX`]. One index in 8 bytes, not two in 16: a long partition's search holds
+    /// every op.
     end: u64,
 }
 

@@ -79,8 +79,8 @@ pub enum Verdict {
 struct Frame(u32);
 
 impl Frame {
-    /// The op of call `entry`; whether the state before it was `kept` in `states` (else the
-    /// model's `undo` gives it back); whether it was `forced`: a read-only op linearized as
+    /// The op of call `entry`; whether the state before it was `kept` in `states` (else,
+    /// unless forced, the model's `undo` gives it back); whether it was `forced`: a read-only op linearized as
     /// soon as it could be, so that the configuration before it is solvable exactly when
     /// the one after it is and there is no alternative to try.
     fn new(entry: usize, kept: bool, forced: bool) -> Self {
