@@ -105,15 +105,44 @@ pub fn op(
 }
 
 /// One intended op: its first attempt and how its attempts (the op and its retries) ended,
-/// by their places in the records.
-struct Intent {
-    first: u32,
+/// each attempt as `A` (a record, or its place in the records).
+pub struct Intent<A> {
+    /// Its first attempt.
+    pub first: A,
     /// The ok attempt that returned first.
-    ok: Option<u32>,
+    pub ok: Option<A>,
     /// Some attempt may have taken effect without saying so.
-    maybe: bool,
+    pub maybe: bool,
     /// The attempt whose info completion came last.
-    info: Option<u32>,
+    pub info: Option<A>,
+}
+
+impl<A> Intent<A> {
+    /// An intended op first attempted as `first`, its ending not yet joined.
+    pub fn new(first: A) -> Self {
+        Intent {
+            first,
+            ok: None,
+            maybe: false,
+            info: None,
+        }
+    }
+
+    /// Joins attempt `at` (one of its own, `first` included), which ended `end` at `ret`;
+    /// `ret_of` gives the return of an attempt already joined.
+    pub fn join(&mut self, at: A, end: End, ret: u64, ret_of: impl Fn(&A) -> u64) {
+        match end {
+            End::Ok if self.ok.as_ref().is_none_or(|o| ret_of(o) > ret) => self.ok = Some(at),
+            End::Ok | End::Fail => {}
+            End::Info => {
+                self.maybe = true;
+                if self.info.as_ref().is_none_or(|o| ret_of(o) < ret) {
+                    self.info = Some(at);
+                }
+            }
+            End::Open => self.maybe = true,
+        }
+    }
 }
 
 /// A group's records (in call order, fewer than 2^32) as partitions, by the rules of
@@ -150,8 +179,8 @@ pub fn partitions(
 
 /// The intended ops of records in call order: a retry (found by the call it retries) joins
 /// the intent of the op it retries.
-fn intents(records: &[Record]) -> Vec<Intent> {
-    let mut intents: Vec<Intent> = Vec::with_capacity(records.len());
+fn intents(records: &[Record]) -> Vec<Intent<u32>> {
+    let mut intents: Vec<Intent<u32>> = Vec::with_capacity(records.len());
     let mut intent_of: Vec<u32> = Vec::with_capacity(records.len());
     for (r, i) in records.iter().zip(0u32..) {
         let done = &records[..intent_of.len()];
@@ -161,30 +190,12 @@ fn intents(records: &[Record]) -> Vec<Intent> {
         let n = match retried {
             Some(at) => intent_of[at],
             None => {
-                intents.push(Intent {
-                    first: i,
-                    ok: None,
-                    maybe: false,
-                    info: None,
-                });
+                intents.push(Intent::new(i));
                 (intents.len() - 1) as u32
             }
         };
         intent_of.push(n);
-        let intent = &mut intents[n as usize];
-        match r.end {
-            End::Ok if intent.ok.is_none_or(|o| records[o as usize].ret > r.ret) => {
-                intent.ok = Some(i)
-            }
-            End::Ok | End::Fail => {}
-            End::Info => {
-                intent.maybe = true;
-                if intent.info.is_none_or(|o| records[o as usize].ret < r.ret) {
-                    intent.info = Some(i);
-                }
-            }
-            End::Open => intent.maybe = true,
-        }
+        intents[n as usize].join(i, r.end, r.ret, |&o| records[o as usize].ret);
     }
     intents
 }

@@ -5,7 +5,7 @@
 //! and the intended ops in flight, not the records.
 
 use super::group::{self, Slots};
-use super::record::{End, Record, NONE, RECORD};
+use super::record::{Record, NONE, RECORD};
 use crate::ideal::{Count, Reading};
 use crate::linear::models::{CounterInput, CounterModel};
 use crate::linear::partition::{LinOp, Partition};
@@ -53,13 +53,9 @@ impl Records {
     }
 }
 
-/// One intended op being put together: its attempts so far, as `group::op` takes them.
+/// One intended op being put together: its attempts so far, and the calls of its retries.
 struct Intent {
-    first: Record,
-    ok: Option<Record>,
-    maybe: bool,
-    info: Option<Record>,
-    /// The calls of its retries.
+    attempts: group::Intent<Record>,
     retries: Vec<u64>,
 }
 
@@ -96,26 +92,13 @@ impl Assembly<'_> {
             None => r.call,
         };
         let intent = self.intents.entry(first).or_insert_with(|| Intent {
-            first: r,
-            ok: None,
-            maybe: false,
-            info: None,
+            attempts: group::Intent::new(r),
             retries: Vec::new(),
         });
         if first != r.call {
             intent.retries.push(r.call);
         }
-        match r.end {
-            End::Ok if intent.ok.is_none_or(|o| o.ret > r.ret) => intent.ok = Some(r),
-            End::Ok | End::Fail => {}
-            End::Info => {
-                intent.maybe = true;
-                if intent.info.is_none_or(|o| o.ret < r.ret) {
-                    intent.info = Some(r);
-                }
-            }
-            End::Open => intent.maybe = true,
-        }
+        intent.attempts.join(r, r.end, r.ret, |o| o.ret);
         true
     }
 
@@ -129,8 +112,9 @@ impl Assembly<'_> {
             for retry in &intent.retries {
                 self.retry_of.remove(retry);
             }
-            let (first, ok, info) = (&intent.first, intent.ok.as_ref(), intent.info.as_ref());
-            let op = group::op(self.model, self.names, first, ok, intent.maybe, info);
+            let a = &intent.attempts;
+            let (first, ok, info) = (&a.first, a.ok.as_ref(), a.info.as_ref());
+            let op = group::op(self.model, self.names, first, ok, a.maybe, info);
             if let Some(op) = op {
                 let slot = self.slots.of(self.model, self.names, first.key);
                 self.ops[slot].push(op);
