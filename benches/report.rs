@@ -1,7 +1,9 @@
 //! Benchmark of the charts and the report page for a generated history of 1 M operations
-//! (`BENCH_OPS=N` for another size): time and peak heap of rebuilding a run folder (check
-//! keeping every read's bounds, twelve PNG and SVG charts, report.html), against the
-//! baseline of only checking the same history (what `checker check` does), in the same run.
+//! (`BENCH_OPS=N` for another size): time and peak heap of rebuilding a run folder (one
+//! pass that checks the history, keeps reads for the charts and tallies it; twelve PNG and
+//! SVG charts; the history read again for the ops around findings; report.html), against
+//! the baseline of only checking the same history (what `checker check` does), in the same
+//! run.
 //! Run with `cargo bench --bench report`.
 
 use checker::check::{check_streamed, Target};

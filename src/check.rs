@@ -87,16 +87,29 @@ pub fn run_lin_options() -> LinOptions {
 /// Every checker over the target's history, streamed when it is our JSONL (nothing kept);
 /// in a run folder, results.json is rewritten.
 pub fn check_streamed(target: &Target) -> anyhow::Result<Results> {
+    check_observed(target, false, |_| {})
+}
+
+/// Every checker over the target's history in one pass, streamed when it is our JSONL,
+/// each op handed to `observe` as it is read, and the reads' bounds kept for charts when
+/// `keep_reads` (every read out of bounds, a thinned sample of the others); in a run
+/// folder, results.json is rewritten.
+pub fn check_observed(
+    target: &Target,
+    keep_reads: bool,
+    mut observe: impl FnMut(&Op) + Send,
+) -> anyhow::Result<Results> {
     let format = detect_file(&target.history).map_err(BadInput::from)?;
     if !matches!(format, None | Some(Format::Jsonl)) {
         let (ops, warnings) = read(target)?;
-        return check_ops(target, &ops, warnings, false);
+        ops.iter().for_each(&mut observe);
+        return check_ops(target, &ops, warnings, keep_reads);
     }
-    let options = check_options(target, false)?;
+    let options = check_options(target, keep_reads)?;
     let reader = JsonlReader::open(&target.history)
         .map_err(BadInput::from)?
         .with_options(target.read);
-    let (results, warnings) = check_beside_parsing(reader, &options);
+    let (results, warnings) = check_beside_parsing(reader, &options, observe);
     let mut results = results.map_err(BadInput::from)?;
     results.warnings = warnings;
     write_results(target, &results)?;
@@ -106,17 +119,22 @@ pub fn check_streamed(target: &Target) -> anyhow::Result<Results> {
 /// Ops parsed and sent to the checkers in batches of this many.
 const BATCH: usize = 4096;
 
-/// Every checker over the reader's ops, parsed on a thread of their own so that parsing
-/// and checking run side by side; with what the reader tolerated.
+/// Every checker over the reader's ops, parsed on a thread of their own (which hands each
+/// op to `observe`) so that parsing and checking run side by side; with what the reader
+/// tolerated.
 fn check_beside_parsing<R: std::io::BufRead + Send>(
     mut reader: JsonlReader<R>,
     options: &CheckOptions,
+    mut observe: impl FnMut(&Op) + Send,
 ) -> (Result<Results, HistoryError>, Vec<String>) {
     std::thread::scope(|scope| {
         let (batches, received) = sync_channel::<Vec<Result<Op, HistoryError>>>(8);
         let parser = scope.spawn(move || {
             let mut batch = Vec::with_capacity(BATCH);
             for op in reader.by_ref() {
+                if let Ok(op) = &op {
+                    observe(op);
+                }
                 let failed = op.is_err();
                 batch.push(op);
                 if batch.len() == BATCH || failed {
@@ -168,14 +186,26 @@ pub fn lin_streamed(
     Ok((result, reader.warnings().to_vec()))
 }
 
+/// The target's history op by op: streamed when it is our JSONL, else read whole first.
+pub fn ops(target: &Target) -> anyhow::Result<Box<dyn Iterator<Item = Result<Op, HistoryError>>>> {
+    let format = detect_file(&target.history).map_err(BadInput::from)?;
+    if !matches!(format, None | Some(Format::Jsonl)) {
+        let (ops, _) = read(target)?;
+        return Ok(Box::new(ops.into_iter().map(Ok)));
+    }
+    let reader = JsonlReader::open(&target.history)
+        .map_err(BadInput::from)?
+        .with_options(target.read);
+    Ok(Box::new(reader))
+}
+
 /// The target's history, whole, with what the reader tolerated.
 pub fn read(target: &Target) -> anyhow::Result<(Vec<Op>, Vec<String>)> {
     Ok(read_history(&target.history, None, target.read).map_err(BadInput::from)?)
 }
 
-/// Every checker over a history already read (with the reader's warnings), keeping every
-/// read's bounds when `keep_reads` (for the charts); in a run folder, results.json is
-/// rewritten.
+/// Every checker over a history already read (with the reader's warnings), keeping reads'
+/// bounds for the charts when `keep_reads`; in a run folder, results.json is rewritten.
 pub fn check_ops(
     target: &Target,
     ops: &[Op],

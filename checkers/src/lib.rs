@@ -13,6 +13,7 @@ pub mod oracle;
 pub mod results;
 pub mod resurrection;
 pub mod stats;
+pub mod thinned;
 pub mod tombstones;
 pub mod unknown_adds;
 pub mod validity;

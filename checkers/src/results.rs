@@ -25,7 +25,8 @@ pub struct CheckOptions {
     pub workload: Option<String>,
     /// The run's seed, from run.json.
     pub seed: Option<u64>,
-    /// Keep every read's bounds in the counter result (for charts).
+    /// Keep reads' bounds in the counter result for charts: every read out of bounds and a
+    /// thinned sample of the others.
     pub keep_reads: bool,
     /// Also check linearizability against the ideal counter, within these limits.
     pub linearizable: Option<LinOptions>,

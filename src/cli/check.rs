@@ -3,6 +3,7 @@
 
 use crate::check::{self, Target};
 use crate::error::BadInput;
+use crate::report::excerpt::{Excerpt, Wanted};
 use crate::report::{linear_page, run_report, summary};
 use crate::workload;
 use anyhow::Context;
@@ -131,15 +132,18 @@ pub fn check(args: CheckArgs) -> anyhow::Result<Validity> {
     target.read = args.read.options();
     let results = check::check_streamed(&target)?;
     if let Some(folder) = &target.folder {
-        // The page that explains a violation needs the history whole: read again only then.
-        if results
-            .checkers
-            .linearizable
-            .as_ref()
-            .is_some_and(|l| !l.failures.is_empty())
-        {
-            let (ops, _) = check::read(&target)?;
-            run_report::write_lin_page(folder, &ops, &results)?;
+        // The page that explains a violation needs the failing window's ops: read again
+        // only then, keeping only those.
+        let failing = (results.checkers.linearizable.as_ref())
+            .and_then(|l| l.failures.first())
+            .map(|f| (f.key.clone(), f.window.clone()));
+        if failing.is_some() {
+            let wanted = Wanted {
+                focus: Vec::new(),
+                failing,
+            };
+            let excerpt = Excerpt::gather(check::ops(&target)?, &wanted).map_err(BadInput::from)?;
+            run_report::write_lin_page(folder, &excerpt, &results)?;
         }
     }
     if args.json {
@@ -206,7 +210,8 @@ pub fn lin(args: LinArgs) -> anyhow::Result<Validity> {
         .map_err(|e| BadInput::Usage(format!("{}: {e}", args.path.display())))?;
     let page = match (&args.html, result.failures.first()) {
         (Some(path), Some(failure)) => {
-            std::fs::write(path, linear_page::render(&ops, &result, failure))
+            let last = ops.last().map_or(0, |op| op.index);
+            std::fs::write(path, linear_page::render(&ops, last, &result, failure))
                 .with_context(|| format!("writing {}", path.display()))?;
             Some(path.as_path())
         }

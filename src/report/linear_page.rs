@@ -2,6 +2,7 @@
 //! timeline, one row per process, with the longest partial linearization numbered in order
 //! and the op that cannot follow it in red. Opens from disk; no scripts, no network.
 
+use super::excerpt::{failing_from, CONTEXT};
 use super::html::escape;
 use checkers::linear::{LinResult, PartitionFailure};
 use checkers::{Op, OpType, Process};
@@ -12,8 +13,6 @@ use std::fmt::Write;
 const STEP: f64 = 14.0;
 /// Height of one process row.
 const ROW: f64 = 34.0;
-/// Ops of context drawn on each side of the window.
-const CONTEXT: u64 = 12;
 
 /// One op of the drawing: its invoke and, when known, its completion.
 struct Drawn<'a> {
@@ -70,8 +69,9 @@ fn wrapped((x, y): (f64, f64), width: f64, label: &str) -> String {
     )
 }
 
-/// Renders the page for one failing partition of `result`, from the checked history.
-pub fn render(history: &[Op], result: &LinResult, failure: &PartitionFailure) -> String {
+/// Renders the page for one failing partition of `result`, from the checked history (whole
+/// or an excerpt that holds the failing window) whose last index is `last`.
+pub fn render(history: &[Op], last: u64, result: &LinResult, failure: &PartitionFailure) -> String {
     let mut pairs: HashMap<u64, Drawn> = HashMap::new();
     let mut open: HashMap<&Process, u64> = HashMap::new();
     for op in history.iter().filter(|op| op.process.is_client()) {
@@ -96,13 +96,7 @@ pub fn render(history: &[Op], result: &LinResult, failure: &PartitionFailure) ->
         .chain(&failure.window)
         .copied()
         .collect();
-    let lo = failure
-        .window
-        .first()
-        .copied()
-        .unwrap_or(0)
-        .saturating_sub(CONTEXT);
-    let last = history.last().map_or(0, |op| op.index);
+    let lo = failing_from(&failure.window);
     // Open-ended ops run to the right edge; the edge is set by the window's known returns.
     let hi = failure
         .window
@@ -339,6 +333,11 @@ mod tests {
     use checkers::builder::HistoryBuilder;
     use checkers::linear::{check, LinOptions, ModelKind};
 
+    /// The index of the last op.
+    fn last(ops: &[Op]) -> u64 {
+        ops.last().map_or(0, |op| op.index)
+    }
+
     #[test]
     fn the_page_numbers_the_linearization_and_marks_the_failing_read() {
         // +1 ok (indices 0, 1), +2 ok (2, 3), then a read of 1 (4, 5): the read cannot follow
@@ -352,7 +351,7 @@ mod tests {
         h.read_ok(2, 1);
         let result = check(ModelKind::Counter, h.ops(), &LinOptions::default()).expect("checkable");
         let failure = result.failures.first().expect("not linearizable");
-        let page = render(h.ops(), &result, failure);
+        let page = render(h.ops(), last(h.ops()), &result, failure);
         assert!(page.starts_with("<!DOCTYPE html>"));
         assert!(page.contains("Not linearizable: views/home"));
         assert!(
@@ -388,7 +387,7 @@ mod tests {
         h.read_ok(2, 5);
         let result = check(ModelKind::Counter, h.ops(), &LinOptions::default()).expect("checkable");
         let failure = result.failures.first().expect("not linearizable");
-        let page = render(h.ops(), &result, failure);
+        let page = render(h.ops(), last(h.ops()), &result, failure);
         // In the whole partition's timeline, the row of client 2 is drawn above client 10's.
         let whole = &page[page.find("The whole partition").expect("the timeline")..];
         let row_y = |process: &str| -> f64 {

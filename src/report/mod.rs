@@ -1,6 +1,7 @@
 //! Turns a run folder's history and results into charts, pages and a console summary.
 
 pub mod budgets;
+pub mod excerpt;
 pub mod html;
 pub mod index;
 pub mod junit;

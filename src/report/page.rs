@@ -2,6 +2,7 @@
 //! scripts): the verdict, the run's configuration and seed, each checker's figures, the
 //! charts, and the worst findings, each linked to a timeline of the operations around it.
 
+use super::excerpt::Excerpt;
 use super::html::{escape, page, verdict_class, verdict_word};
 use super::timeline::{self, Pairs};
 use super::verdict;
@@ -27,16 +28,37 @@ pub struct Report<'a> {
     pub results: &'a Results,
     /// run.json, when the history came from a run.
     pub run: Option<&'a RunRecord>,
-    /// The history, for the timelines.
-    pub history: &'a [Op],
+    /// The history's ops around the findings, for the timelines.
+    pub excerpt: &'a Excerpt,
+    /// The rate the run's load invoked ops at, ops/s.
+    pub achieved: Option<f64>,
     /// The folder with the charts' SVG files.
     pub plots: &'a Path,
     /// The linearizability explanation, relative to the page, when there is one.
     pub lin_page: Option<&'a str>,
 }
 
+/// The history indices the page draws a timeline around: its first findings'.
+pub fn focus(report: &Report) -> Vec<u64> {
+    let mut focus = Vec::new();
+    top(report, &mut focus);
+    focus
+}
+
 /// The whole page.
 pub fn render(report: &Report) -> String {
+    let mut focus = Vec::new();
+    let (title, mut body) = top(report, &mut focus);
+    checkers_section(&mut body, report.results);
+    charts_section(&mut body, report.plots);
+    run_section(&mut body, report.run, report.achieved);
+    timelines_section(&mut body, &report.excerpt.ops, &focus);
+    page(&title, &body)
+}
+
+/// The page's title, and its top: the verdict and its cause, then the findings, each
+/// finding that gets a timeline added to `focus`.
+fn top(report: &Report, focus: &mut Vec<u64>) -> (String, String) {
     let results = report.results;
     let word = results.valid.word();
     let title = format!(
@@ -50,21 +72,16 @@ pub fn render(report: &Report) -> String {
         escape(&format!("{title} · {} ops", results.ops))
     );
     // First the verdict and its cause, then the findings, then the figures and charts.
-    let mut focus = Vec::new();
     let (cause, worst) = verdict::sentence(results);
-    let worst = worst.map(|at| format!(" (the worst read: {})", link(at, &mut focus)));
+    let worst = worst.map(|at| format!(" (the worst read: {})", link(at, focus)));
     let _ = writeln!(
         body,
         "<p class=\"cause\">{}{}</p>",
         escape(&cause),
         worst.unwrap_or_default()
     );
-    findings_section(&mut body, report, &mut focus);
-    checkers_section(&mut body, results);
-    charts_section(&mut body, report.plots);
-    run_section(&mut body, report.run, report.history);
-    timelines_section(&mut body, report.history, &focus);
-    page(&title, &body)
+    findings_section(&mut body, report, focus);
+    (title, body)
 }
 
 /// An RFC 3339 time to the second, as people read it (run.json keeps the nanoseconds).
@@ -77,9 +94,8 @@ fn to_the_second(time: &Value) -> Value {
 }
 
 /// The rate the workload asked for beside the one the run achieved.
-fn rates(workload: &Value, history: &[Op]) -> Value {
+fn rates(workload: &Value, achieved: Option<f64>) -> Value {
     let configured = workload["rate"].as_f64();
-    let achieved = super::rate::achieved(history);
     match (configured, achieved) {
         (Some(c), Some(a)) => Value::from(format!("{c:.0} configured, {a:.0} achieved")),
         (Some(c), None) => Value::from(format!("{c:.0} configured")),
@@ -122,7 +138,7 @@ fn system(run: &Value) -> Value {
     }
 }
 
-fn run_section(out: &mut String, run: Option<&RunRecord>, history: &[Op]) {
+fn run_section(out: &mut String, run: Option<&RunRecord>, achieved: Option<f64>) {
     let Some(run) = run.and_then(|r| serde_json::to_value(r).ok()) else {
         return;
     };
@@ -144,7 +160,7 @@ fn run_section(out: &mut String, run: Option<&RunRecord>, history: &[Op]) {
         ),
         ("time limit (s)", workload["time_limit"].clone()),
         ("concurrency", workload["concurrency"].clone()),
-        ("rate (ops/s)", rates(workload, history)),
+        ("rate (ops/s)", rates(workload, achieved)),
         ("network", network(&run)),
         ("faults", run["faults_note"].clone()),
         ("checker version", run["checker_version"].clone()),

@@ -5,16 +5,40 @@ use checkers::{Op, OpType};
 
 /// Client ops invoked per second from the first client invoke to the last (retries, which
 /// the pacer does not pace, final reads, the baseline and the nemesis apart); none with
-/// fewer than two invokes.
-pub fn achieved(history: &[Op]) -> Option<f64> {
-    let mut invokes = history
-        .iter()
-        .filter(|op| op.kind == OpType::Invoke && op.process.is_load() && op.retry_of.is_none())
-        .map(|op| op.time);
-    let first = invokes.next()?;
-    let (count, last) = invokes.fold((1u64, first), |(n, _), t| (n + 1, t));
-    let seconds = last.saturating_sub(first) as f64 / 1e9;
-    (count > 1 && seconds > 0.0).then(|| count as f64 / seconds)
+/// When a run's load invoked its ops, as they go by: the first and last time and how many
+/// (final reads and retries apart).
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Invokes {
+    first: Option<u64>,
+    last: u64,
+    count: u64,
+}
+
+impl Invokes {
+    /// Takes the next op of the history.
+    pub fn observe(&mut self, op: &Op) {
+        if op.kind != OpType::Invoke || !op.process.is_load() || op.retry_of.is_some() {
+            return;
+        }
+        self.first.get_or_insert(op.time);
+        self.last = op.time;
+        self.count += 1;
+    }
+
+    /// The rate the load invoked ops at, ops/s, from its first invoke to its last; `None`
+    /// with fewer than two invokes or no time between them.
+    pub fn achieved(&self) -> Option<f64> {
+        let seconds = self.last.saturating_sub(self.first?) as f64 / 1e9;
+        (self.count > 1 && seconds > 0.0).then(|| self.count as f64 / seconds)
+    }
+}
+
+/// The rate `history`'s load invoked its ops at (see [`Invokes::achieved`]).
+#[cfg(test)]
+fn achieved(history: &[Op]) -> Option<f64> {
+    let mut invokes = Invokes::default();
+    history.iter().for_each(|op| invokes.observe(op));
+    invokes.achieved()
 }
 
 #[cfg(test)]

@@ -1,6 +1,7 @@
 //! A timeline of the operations around one point of a history, one column per process, as
 //! Jepsen's timeline.html: each operation is a cell from its invoke to its completion.
 
+use super::excerpt::op_at;
 use super::html::escape;
 use checkers::{Op, OpType, Process};
 use std::collections::{BTreeMap, HashMap};
@@ -125,9 +126,7 @@ pub fn render(history: &[Op], pairs: &Pairs, focus: u64, id: &str) -> String {
             let last = end_index
                 .and_then(|i| row_of.get(i).copied())
                 .unwrap_or(last_row);
-            let end_kind = end_index
-                .and_then(|i| history.get(*i as usize))
-                .map(|e| e.kind);
+            let end_kind = end_index.and_then(|i| op_at(history, *i)).map(|e| e.kind);
             let focus = op.index == focus || end_index == Some(&focus);
             Cell {
                 first: row,
@@ -142,7 +141,7 @@ pub fn render(history: &[Op], pairs: &Pairs, focus: u64, id: &str) -> String {
             .filter(|i| !row_of.contains_key(i))
         {
             // Completed here, invoked before the window: shown from the top.
-            let invoke = history.get(*invoke as usize).filter(|i| i.index == *invoke);
+            let invoke = op_at(history, *invoke);
             let text = invoke.map_or_else(
                 || format!("[{}] {}", op.index, op.f),
                 |i| label(i, Some(op)),

@@ -6,7 +6,10 @@ use crate::check::{self, Target};
 use crate::cluster::{node_ids, Network};
 use crate::driver::{target, HttpClient, Processes, Recorder};
 use crate::error::BadInput;
-use crate::report::{index, run_report, summary};
+use crate::report::excerpt::Excerpt;
+use crate::report::plots::Tally;
+use crate::report::run_report::{self, Checked};
+use crate::report::{index, summary};
 use crate::store::{NodeRecord, RunFolder, RunRecord};
 use crate::workload::nemesis::FaultKind;
 use crate::workload::net::NetMode;
@@ -310,12 +313,21 @@ async fn drive_load(
     load.drive(client, plane, interrupted).await
 }
 
-/// Checks a run folder's history (rewriting results.json), then draws its charts and
-/// pages from the history read once.
+/// Checks a run folder's history (rewriting results.json) and tallies it for the charts
+/// in the same pass, then draws its charts and pages; the history is read again, without
+/// being held, only for the ops the pages show around findings.
 pub fn check_and_report(folder: &RunFolder) -> anyhow::Result<Results> {
     let target = Target::folder(RunFolder::open(&folder.dir));
-    let (ops, warnings) = check::read(&target)?;
-    let results = check::check_ops(&target, &ops, warnings, true)?;
-    run_report::render(folder, &ops, &results)?;
+    let mut tally = Tally::default();
+    let results = check::check_observed(&target, true, |op| tally.observe(op))?;
+    let checked = Checked {
+        results: &results,
+        tally: &tally,
+    };
+    let excerpt = match run_report::wanted(folder, &checked) {
+        Some(wanted) => Excerpt::gather(check::ops(&target)?, &wanted).map_err(BadInput::from)?,
+        None => Excerpt::default(),
+    };
+    run_report::render(folder, &checked, &excerpt)?;
     Ok(results)
 }

@@ -229,7 +229,8 @@ pub struct CounterResult {
     /// The largest errors, worst first (resurrections and existence misreads included).
     #[serde(default)]
     pub errors: Vec<ReadBounds>,
-    /// Every checked read, kept only when asked for (charts); never serialized.
+    /// Reads kept for charts when asked for, by index: every read out of bounds and a
+    /// thinned series of each counter's reads that fit; never serialized.
     #[serde(skip)]
     pub read_bounds: Vec<ReadBounds>,
     /// The states each counter may be in once the history has ended; never serialized.
@@ -247,8 +248,8 @@ impl CounterResult {
         self.keys.entry(key).or_default().reads += 1;
     }
 
-    /// A read judged in full (none: unchecked), its bounds kept when `keep_reads`.
-    pub(super) fn record(&mut self, bounds: Option<ReadBounds>, keep_reads: bool) {
+    /// A read judged in full (none: unchecked).
+    pub(super) fn record(&mut self, bounds: Option<&ReadBounds>) {
         let Some(bounds) = bounds else {
             self.unchecked_reads += 1;
             return;
@@ -284,9 +285,6 @@ impl CounterResult {
             if self.errors.len() >= 2 * ERRORS_KEPT {
                 self.trim_errors();
             }
-        }
-        if keep_reads {
-            self.read_bounds.push(bounds);
         }
     }
 

@@ -19,6 +19,7 @@
 
 mod figures;
 mod frame;
+mod kept;
 mod key;
 mod overflow;
 mod ranges;
@@ -41,6 +42,7 @@ use crate::op::{Op, OpType, Process, F};
 use crate::resurrection::Resurrections;
 use crate::validity::Validity;
 use frame::{End, WindowOp};
+use kept::KeptReads;
 use key::{fits, judge, Counter, DeleteMark, PendingRead, RetryMark};
 use rustc_hash::FxHashMap;
 
@@ -82,7 +84,8 @@ impl Logical {
 /// A read judged: it fits (its key), or its full bounds (none when unchecked).
 enum Judged {
     Fits(String),
-    Bounds(Option<ReadBounds>),
+    /// Judged in full; whether it fits.
+    Bounds(Option<ReadBounds>, bool),
 }
 
 /// An op that has been invoked and has not completed.
@@ -114,7 +117,7 @@ pub struct CounterChecker {
     open: FxHashMap<Process, Open>,
     event: u64,
     next_read: u64,
-    keep_reads: bool,
+    kept: Option<KeptReads>,
     reading: Reading,
     resurrections: Resurrections,
     result: CounterResult,
@@ -126,10 +129,11 @@ impl CounterChecker {
         Self::default()
     }
 
-    /// A checker that also keeps every read's bounds, for charts.
+    /// A checker that also keeps reads' bounds, for charts: every read out of bounds, and a
+    /// thinned series of each counter's reads that fit.
     pub fn keeping_reads() -> Self {
         CounterChecker {
-            keep_reads: true,
+            kept: Some(KeptReads::default()),
             ..Self::default()
         }
     }
@@ -179,7 +183,7 @@ impl CounterChecker {
         result.resurrection = self.resurrections.finish();
         result.trim_errors();
         overflow::trim(&mut result.overflows);
-        result.read_bounds.sort_by_key(|r| r.index);
+        result.read_bounds = self.kept.map(KeptReads::into_reads).unwrap_or_default();
         // Resurrections are the resurrection checker's to judge.
         let wrong = result.overcount.reads
             + result.undercount.reads
@@ -506,22 +510,32 @@ impl CounterChecker {
                     .partition(is_ready);
             counter.reads = waiting;
             // A read that fits needs its full bounds only when they are kept.
-            let keep_reads = self.keep_reads;
+            let kept = &mut self.kept;
             let judged: Vec<Judged> = ready
                 .into_iter()
                 .map(|read| {
-                    if !keep_reads && fits(counter, &read, self.reading) {
+                    let fits = fits(counter, &read, self.reading);
+                    let key = &read.bounds.key;
+                    if fits && !kept.as_ref().is_some_and(|k| k.wants_fitting(key)) {
+                        if let Some(kept) = kept.as_mut() {
+                            kept.pass_fitting(key);
+                        }
                         Judged::Fits(read.bounds.key)
                     } else {
                         let resurrections = &mut self.resurrections;
-                        Judged::Bounds(judge(counter, read, self.reading, resurrections))
+                        Judged::Bounds(judge(counter, read, self.reading, resurrections), fits)
                     }
                 })
                 .collect();
             for judged in judged {
                 match judged {
                     Judged::Fits(key) => self.result.record_fit(key),
-                    Judged::Bounds(bounds) => self.result.record(bounds, keep_reads),
+                    Judged::Bounds(bounds, fits) => {
+                        self.result.record(bounds.as_ref());
+                        if let (Some(kept), Some(bounds)) = (self.kept.as_mut(), bounds) {
+                            kept.keep(bounds, fits);
+                        }
+                    }
                 }
             }
         }

@@ -6,20 +6,16 @@ use super::frame::{
     VALUE_COLOUR,
 };
 use super::shading::{self, Nemesis};
-use checkers::counter::ReadBounds;
+use checkers::counter::{KeyFigures, ReadBounds};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use std::collections::BTreeMap;
 use std::ops::Range;
 
 /// The key with the most reads (the first in order on a tie), if there are reads.
-pub(super) fn hot_key(reads: &[ReadBounds]) -> Option<&str> {
-    let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
-    for read in reads {
-        *counts.entry(read.key.as_str()).or_default() += 1;
-    }
-    counts
-        .into_iter()
+pub(super) fn hot_key(keys: &BTreeMap<String, KeyFigures>) -> Option<&str> {
+    (keys.iter())
+        .map(|(key, figures)| (key.as_str(), figures.reads))
         .max_by(|a, b| a.1.cmp(&b.1).then(b.0.cmp(a.0)))
         .map(|(key, _)| key)
 }

@@ -47,13 +47,11 @@ fn bins(reads: &[ReadBounds]) -> (i64, Vec<(i64, u64, u64, u64)>) {
 pub(super) fn draw<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     reads: &[ReadBounds],
+    all: u64,
 ) -> Drawn {
     let (width, bars) = bins(reads);
     let wrong: u64 = bars.iter().map(|b| b.1 + b.2 + b.3).sum();
-    let title = format!(
-        "Reads out of bounds by how much ({wrong} of {} reads)",
-        reads.len()
-    );
+    let title = format!("Reads out of bounds by how much ({wrong} of {all} reads)");
     let labels = Labels {
         title: &title,
         x: "error (below 0: undercount, above: overcount)",

@@ -8,19 +8,20 @@ mod frame;
 mod latency;
 mod quantiles;
 mod shading;
+mod sketch;
 mod spans;
+mod tally;
 mod throughput;
 mod tombstones;
 pub mod trend;
 mod unknown;
 
 pub use frame::PlotError;
-pub use spans::{spans, Span};
+pub use tally::Tally;
 
-use checkers::counter::ReadBounds;
+use checkers::counter::{KeyFigures, ReadBounds};
 use checkers::stats::FaultWindow;
 use checkers::tombstones::Thresholds;
-use checkers::Op;
 use frame::{failed, register_font, write_png, Drawn, SIZE};
 use plotters::coord::Shift;
 use plotters::prelude::*;
@@ -45,10 +46,12 @@ impl Drawing for Trend<'_> {
 
 /// What the charts are drawn from.
 pub struct Charts<'a> {
-    /// The history.
-    pub history: &'a [Op],
-    /// Every checked read's bounds.
+    /// What the time charts draw, tallied from the history.
+    pub tally: &'a Tally,
+    /// The reads kept for charts: every read out of bounds, a thinned sample of the others.
     pub reads: &'a [ReadBounds],
+    /// Each counter's figures, with how many of its reads were checked.
+    pub keys: &'a BTreeMap<String, KeyFigures>,
     /// The nemesis's fault windows, shaded on every time chart.
     pub faults: &'a [FaultWindow],
     /// The thresholds drawn on the tombstones chart.
@@ -71,37 +74,37 @@ pub fn render_all(input: &Charts, dir: &Path) -> Result<Vec<PathBuf>, PlotError>
         source,
     })?;
     let reads = input.reads;
-    let marks = shading::marks(input.history);
+    let tally = input.tally;
+    let marks = shading::marks(&tally.nemesis);
     let faults = &Nemesis {
         windows: input.faults,
         marks: &marks,
     };
-    let spans = spans(input.history);
     let mut written = Vec::new();
-    written.extend(write_chart(dir, "latency", &Latency(&spans, faults))?);
+    written.extend(write_chart(dir, "latency", &Latency(tally, faults))?);
     written.extend(write_chart(
         dir,
         "latency-quantiles",
-        &Quantiles(&spans, faults),
+        &Quantiles(tally, faults),
     )?);
     written.extend(write_chart(
         dir,
         "throughput",
         &ThroughputChart(
-            &spans,
+            tally,
             faults,
             throughput::Rates {
                 configured: input.rate,
-                achieved: super::rate::achieved(input.history),
+                achieved: tally.invokes.achieved(),
             },
         ),
     )?);
     written.extend(write_chart(
         dir,
         "unknown-outcomes",
-        &Unknown(&spans, faults),
+        &Unknown(tally, faults),
     )?);
-    let hot = counter::hot_key(reads);
+    let hot = counter::hot_key(input.keys);
     let worst = worst_keys(reads).into_iter().filter(|k| Some(*k) != hot);
     let keys: Vec<&str> = hot.into_iter().chain(worst.take(WORST_COUNTERS)).collect();
     for (i, key) in keys.iter().enumerate() {
@@ -118,11 +121,11 @@ pub fn render_all(input: &Charts, dir: &Path) -> Result<Vec<PathBuf>, PlotError>
         )?);
     }
     if !reads.is_empty() {
-        written.extend(write_chart(dir, "errors", &Errors(reads))?);
+        let all = input.keys.values().map(|k| k.reads).sum();
+        written.extend(write_chart(dir, "errors", &Errors(reads, all))?);
     }
-    let scanned = tombstones::scanned(input.history);
-    if !scanned.is_empty() {
-        let chart = Tombstones(&scanned, input.tombstones, faults);
+    if !tally.scanned.is_empty() {
+        let chart = Tombstones(&tally.scanned, input.tombstones, faults);
         written.extend(write_chart(dir, "tombstones", &chart)?);
     }
     Ok(written)
@@ -140,7 +143,7 @@ fn worst_keys(reads: &[ReadBounds]) -> Vec<&str> {
 }
 
 /// The latency quantiles chart.
-struct Quantiles<'a>(&'a [Span], &'a Nemesis<'a>);
+struct Quantiles<'a>(&'a Tally, &'a Nemesis<'a>);
 
 impl Drawing for Quantiles<'_> {
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Drawn {
@@ -149,7 +152,7 @@ impl Drawing for Quantiles<'_> {
 }
 
 /// The unknown-outcomes chart.
-struct Unknown<'a>(&'a [Span], &'a Nemesis<'a>);
+struct Unknown<'a>(&'a Tally, &'a Nemesis<'a>);
 
 impl Drawing for Unknown<'_> {
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Drawn {
@@ -158,16 +161,16 @@ impl Drawing for Unknown<'_> {
 }
 
 /// The error histogram.
-struct Errors<'a>(&'a [ReadBounds]);
+struct Errors<'a>(&'a [ReadBounds], u64);
 
 impl Drawing for Errors<'_> {
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Drawn {
-        errors::draw(root, self.0)
+        errors::draw(root, self.0, self.1)
     }
 }
 
 /// The tombstones chart.
-struct Tombstones<'a>(&'a [(f64, u64)], Thresholds, &'a Nemesis<'a>);
+struct Tombstones<'a>(&'a tombstones::Scanned, Thresholds, &'a Nemesis<'a>);
 
 impl Drawing for Tombstones<'_> {
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Drawn {
@@ -181,7 +184,7 @@ trait Drawing {
 }
 
 /// The latency chart of these spans.
-struct Latency<'a>(&'a [Span], &'a Nemesis<'a>);
+struct Latency<'a>(&'a Tally, &'a Nemesis<'a>);
 
 impl Drawing for Latency<'_> {
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Drawn {
@@ -190,7 +193,7 @@ impl Drawing for Latency<'_> {
 }
 
 /// The throughput chart of these spans.
-struct ThroughputChart<'a>(&'a [Span], &'a Nemesis<'a>, throughput::Rates);
+struct ThroughputChart<'a>(&'a Tally, &'a Nemesis<'a>, throughput::Rates);
 
 impl Drawing for ThroughputChart<'_> {
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Drawn {

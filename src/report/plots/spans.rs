@@ -23,22 +23,40 @@ impl Span {
     }
 }
 
-/// Pairs each client invoke with its completion (by process); ops never completed are left out.
-pub fn spans(history: &[Op]) -> Vec<Span> {
-    let mut open: HashMap<&Process, &Op> = HashMap::new();
-    let mut spans = Vec::new();
-    let load = |op: &&Op| op.process.is_client() && !op.process.is_baseline();
-    for op in history.iter().filter(load) {
-        if op.kind == OpType::Invoke {
-            open.insert(&op.process, op);
-        } else if let Some(invoke) = open.remove(&op.process) {
-            spans.push(Span {
-                f: invoke.f.clone(),
-                kind: op.kind,
-                start: invoke.time,
-                latency: op.time.saturating_sub(invoke.time),
-            });
+/// Pairs a history's client invokes with their completions as the ops go by.
+#[derive(Debug, Default)]
+pub struct Pairing {
+    open: HashMap<Process, (F, u64)>,
+}
+
+impl Pairing {
+    /// Takes the next op; returns the span it completes, if any. The baseline's reads and
+    /// ops of other processes are left out, as are completions that pair with no invoke.
+    pub fn observe(&mut self, op: &Op) -> Option<Span> {
+        if !op.process.is_client() || op.process.is_baseline() {
+            return None;
         }
+        if op.kind == OpType::Invoke {
+            self.open
+                .insert(op.process.clone(), (op.f.clone(), op.time));
+            return None;
+        }
+        let (f, start) = self.open.remove(&op.process)?;
+        Some(Span {
+            f,
+            kind: op.kind,
+            start,
+            latency: op.time.saturating_sub(start),
+        })
     }
-    spans
+}
+
+/// Every completed client operation of `history`, in completion order.
+#[cfg(test)]
+pub fn spans(history: &[Op]) -> Vec<Span> {
+    let mut pairing = Pairing::default();
+    history
+        .iter()
+        .filter_map(|op| pairing.observe(op))
+        .collect()
 }

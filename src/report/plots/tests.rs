@@ -4,11 +4,14 @@ use super::counter::{group_reads, hot_key};
 use super::frame::*;
 use super::latency::{latency_axis, latency_ms, MIN_LATENCY_MS};
 use super::shading::{self, Mark};
+use super::spans::{spans, Span};
+use super::tally::Tally;
 use super::throughput::{throughput, Line, Rates, Throughput};
 use super::*;
 use checkers::builder::HistoryBuilder;
 use checkers::counter::CounterChecker;
-use checkers::{OpType, Process, F};
+use checkers::counter::KeyFigures;
+use checkers::{Op, OpType, Process, F};
 use serde_json::Value;
 
 const MS: u64 = 1_000_000;
@@ -72,15 +75,32 @@ fn bounds(key: &str, time: u64, value: i64, (lower, upper): (i64, i64)) -> ReadB
     }
 }
 
-/// The charts' input without faults, at Cassandra's thresholds.
-fn charts<'a>(history: &'a [Op], reads: &'a [ReadBounds]) -> Charts<'a> {
-    Charts {
-        history,
+/// Each counter's figures as the charts read them: how many of `reads` are its.
+fn keys_of(reads: &[ReadBounds]) -> BTreeMap<String, KeyFigures> {
+    let mut keys: BTreeMap<String, KeyFigures> = BTreeMap::new();
+    for read in reads {
+        keys.entry(read.key.clone()).or_default().reads += 1;
+    }
+    keys
+}
+
+/// Draws every chart of `history` and its `reads` into `dir`, without faults, at
+/// Cassandra's thresholds.
+fn render_all_of(
+    history: &[Op],
+    reads: &[ReadBounds],
+    dir: &Path,
+) -> Result<Vec<PathBuf>, PlotError> {
+    let (tally, keys) = (Tally::of(history), keys_of(reads));
+    let charts = Charts {
+        tally: &tally,
         reads,
+        keys: &keys,
         faults: &[],
         tombstones: Thresholds::default(),
         rate: None,
-    }
+    };
+    render_all(&charts, dir)
 }
 
 /// A span, briefly.
@@ -189,7 +209,7 @@ fn render_all_writes_three_charts_of_1200_by_600_as_png_and_svg() {
     let dir = tempfile::tempdir().expect("a temporary folder");
     let out = dir.path().join("plots");
     let history = history();
-    let written = render_all(&charts(&history, &read_bounds(&history)), &out).expect("rendered");
+    let written = render_all_of(&history, &read_bounds(&history), &out).expect("rendered");
     assert_eq!(
         names(&written),
         [
@@ -207,7 +227,7 @@ fn render_all_writes_three_charts_of_1200_by_600_as_png_and_svg() {
 #[test]
 fn render_all_skips_the_counter_chart_without_reads() {
     let dir = tempfile::tempdir().expect("a temporary folder");
-    let written = render_all(&charts(&history(), &[]), dir.path()).expect("rendered");
+    let written = render_all_of(&history(), &[], dir.path()).expect("rendered");
     assert_eq!(names(&written), LATENCY_AND_THROUGHPUT);
     assert!(!dir.path().join("counter.png").exists());
 }
@@ -223,7 +243,7 @@ fn empty_and_nemesis_only_histories_render_blank_charts() {
     );
     for history in [vec![], vec![nemesis]] {
         let dir = tempfile::tempdir().expect("a temporary folder");
-        let written = render_all(&charts(&history, &[]), dir.path()).expect("rendered");
+        let written = render_all_of(&history, &[], dir.path()).expect("rendered");
         assert_eq!(names(&written), LATENCY_AND_THROUGHPUT);
         written
             .iter()
@@ -263,6 +283,7 @@ fn the_latency_chart_colours_markers_by_outcome() {
     let ok = vec![span(F::Add, OpType::Ok, 0, 2 * MS)];
     let mut with_fail = ok.clone();
     with_fail.push(span(F::Read, OpType::Fail, MS, 5 * MS));
+    let (ok, with_fail) = (Tally::of_spans(ok), Tally::of_spans(with_fail));
     let (ok, with_fail) = (
         render(|root| latency::draw(root, &ok, &Nemesis::NONE)),
         render(|root| latency::draw(root, &with_fail, &Nemesis::NONE)),
@@ -346,7 +367,7 @@ fn throughput_counts_completions_per_second_per_f_and_outcome() {
         points: points.to_vec(),
     };
     assert_eq!(
-        throughput(&spans),
+        throughput(&Tally::of_spans(spans)),
         Throughput {
             width: 1,
             lines: vec![
@@ -355,7 +376,7 @@ fn throughput_counts_completions_per_second_per_f_and_outcome() {
             ]
         }
     );
-    assert!(throughput(&[]).lines.is_empty());
+    assert!(throughput(&Tally::default()).lines.is_empty());
     let stepped = steps(&[(0.0, 1.0), (2.0, 3.0)], 2.0);
     assert_eq!(stepped, [(0.0, 1.0), (2.0, 1.0), (2.0, 3.0), (4.0, 3.0)]);
 }
@@ -367,7 +388,7 @@ fn long_runs_get_wider_buckets() {
     assert_eq!(bucket_seconds(200 * NS_PER_S + 1), 2);
     assert_eq!(bucket_seconds(3_600 * NS_PER_S), 18);
     let spans = [span(F::Add, OpType::Ok, 0, 3_600 * NS_PER_S)];
-    let buckets = throughput(&spans).lines[0].points.len();
+    let buckets = throughput(&Tally::of_spans(spans)).lines[0].points.len();
     assert!((180..=201).contains(&buckets), "{buckets}");
 }
 
@@ -378,9 +399,10 @@ fn the_hot_key_is_the_most_read_one() {
         bounds("a", 0, 0, (0, 0)),
         bounds("b", 0, 0, (0, 0)),
     ];
-    assert_eq!(hot_key(&reads), Some("b"));
-    assert_eq!(hot_key(&reads[1..]), Some("a"), "ties go to the first key");
-    assert_eq!(hot_key(&[]), None);
+    assert_eq!(hot_key(&keys_of(&reads)), Some("b"));
+    let tie = keys_of(&reads[1..]);
+    assert_eq!(hot_key(&tie), Some("a"), "ties go to the first key");
+    assert_eq!(hot_key(&BTreeMap::new()), None);
 }
 
 #[test]
@@ -388,12 +410,17 @@ fn latencies_are_clamped_for_the_log_axis() {
     let zero = span(F::Add, OpType::Ok, 0, 0);
     assert_eq!(latency_ms(&zero), MIN_LATENCY_MS);
     assert_eq!(latency_ms(&span(F::Add, OpType::Ok, 0, 2 * MS)), 2.0);
-    let axis = latency_axis(&[zero]);
+    let axis = latency_axis(&Tally::of_spans([zero]));
     assert!(axis.start > 0.0 && axis.start < MIN_LATENCY_MS && axis.end > MIN_LATENCY_MS);
-    assert!(latency_axis(&[]).start > 0.0);
+    assert!(latency_axis(&Tally::default()).start > 0.0);
     // Fitted: an op that took the client's whole 1 s timeout sets the top, not a power of
     // ten above it with room for the legend (which sits beside the data).
-    let slowest = latency_axis(&[span(F::Add, OpType::Info, 0, 1_000 * MS)]);
+    let slowest = latency_axis(&Tally::of_spans([span(
+        F::Add,
+        OpType::Info,
+        0,
+        1_000 * MS,
+    )]));
     assert!(
         slowest.end > 1_000.0 && slowest.end < 2_000.0,
         "{slowest:?}"
@@ -415,7 +442,7 @@ fn odd_inputs_do_not_panic() {
     early.time = 0;
     let reads = [bounds("k", u64::MAX, -5, (-1_000_000, 1_000_000))];
     let dir = tempfile::tempdir().expect("a temporary folder");
-    let written = render_all(&charts(&[late, early], &reads), dir.path()).expect("rendered");
+    let written = render_all_of(&[late, early], &reads, dir.path()).expect("rendered");
     assert_eq!(written.len(), 12, "{written:?}");
 }
 
@@ -423,9 +450,7 @@ fn odd_inputs_do_not_panic() {
 fn fault_windows_are_shaded_in_their_kind_colour() {
     // Ops from 0 to 10 s; a partition from 2 s to 4 s: the pixels of its shade (its colour
     // at 15% over white) cover a band of the chart; without it there are none.
-    let spans: Vec<Span> = (0..=10)
-        .map(|s| span(F::Add, OpType::Ok, s * 1_000 * MS, MS))
-        .collect();
+    let spans = Tally::of_spans((0..=10).map(|s| span(F::Add, OpType::Ok, s * 1_000 * MS, MS)));
     let window = FaultWindow {
         fault: "partition".to_string(),
         value: Value::Null,
@@ -479,7 +504,8 @@ fn every_chart_has_ink_where_its_data_is() {
     }
     let reads = read_bounds(&history);
     assert!(reads.iter().filter(|r| r.error().is_some()).count() > 20);
-    let spans = spans(&history);
+    let tally = Tally::of(&history);
+    let none = Tally::default();
     let window = FaultWindow {
         fault: "kill".to_string(),
         value: Value::Null,
@@ -495,7 +521,6 @@ fn every_chart_has_ink_where_its_data_is() {
         windows: std::slice::from_ref(&window),
         marks: &marks,
     };
-    let scanned = tombstones::scanned(&history);
     let thresholds = Thresholds {
         warn: 500,
         fail: 1_500,
@@ -505,23 +530,23 @@ fn every_chart_has_ink_where_its_data_is() {
     let pairs: Vec<(&str, Vec<u8>, Vec<u8>)> = vec![
         (
             "latency",
-            render(|r| Latency(&spans, faults).draw(r)),
-            render(|r| Latency(&[], &Nemesis::NONE).draw(r)),
+            render(|r| Latency(&tally, faults).draw(r)),
+            render(|r| Latency(&none, &Nemesis::NONE).draw(r)),
         ),
         (
             "quantiles",
-            render(|r| Quantiles(&spans, faults).draw(r)),
-            render(|r| Quantiles(&[], &Nemesis::NONE).draw(r)),
+            render(|r| Quantiles(&tally, faults).draw(r)),
+            render(|r| Quantiles(&none, &Nemesis::NONE).draw(r)),
         ),
         (
             "throughput",
-            render(|r| ThroughputChart(&spans, faults, Rates::default()).draw(r)),
-            render(|r| ThroughputChart(&[], &Nemesis::NONE, Rates::default()).draw(r)),
+            render(|r| ThroughputChart(&tally, faults, Rates::default()).draw(r)),
+            render(|r| ThroughputChart(&none, &Nemesis::NONE, Rates::default()).draw(r)),
         ),
         (
             "unknown",
-            render(|r| Unknown(&spans, faults).draw(r)),
-            render(|r| Unknown(&[], &Nemesis::NONE).draw(r)),
+            render(|r| Unknown(&tally, faults).draw(r)),
+            render(|r| Unknown(&none, &Nemesis::NONE).draw(r)),
         ),
         (
             "counter",
@@ -530,13 +555,13 @@ fn every_chart_has_ink_where_its_data_is() {
         ),
         (
             "errors",
-            render(|r| Errors(&reads).draw(r)),
-            render(|r| Errors(&[]).draw(r)),
+            render(|r| Errors(&reads, reads.len() as u64).draw(r)),
+            render(|r| Errors(&[], 0).draw(r)),
         ),
         (
             "tombstones",
-            render(|r| Tombstones(&scanned, thresholds, faults).draw(r)),
-            render(|r| Tombstones(&[], thresholds, &Nemesis::NONE).draw(r)),
+            render(|r| Tombstones(&tally.scanned, thresholds, faults).draw(r)),
+            render(|r| Tombstones(&none.scanned, thresholds, &Nemesis::NONE).draw(r)),
         ),
     ];
     let trend: Vec<trend::TrendPoint> = (0..6)
@@ -570,9 +595,7 @@ fn every_chart_has_ink_where_its_data_is() {
 
 #[test]
 fn instant_nemesis_actions_are_dashed_lines_and_the_rates_level_lines() {
-    let spans: Vec<Span> = (0..=10)
-        .map(|s| span(F::Add, OpType::Ok, s * 1_000 * MS, MS))
-        .collect();
+    let spans = Tally::of_spans((0..=10).map(|s| span(F::Add, OpType::Ok, s * 1_000 * MS, MS)));
     let marks = [Mark {
         at_s: 3.0,
         action: "repair".to_string(),

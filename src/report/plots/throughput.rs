@@ -1,11 +1,11 @@
 //! The throughput chart: completions per second over time, one line per f and outcome.
 
 use super::frame::{
-    bucket_seconds, chart, failed, headroom, legend, outcome_colour, steps, Drawn, Labels,
-    LinearChart, NS_PER_S, OUTCOMES,
+    chart, failed, headroom, legend, outcome_colour, steps, Drawn, Labels, LinearChart, NS_PER_S,
+    OUTCOMES,
 };
 use super::shading::{self, Nemesis};
-use super::spans::Span;
+use super::tally::Tally;
 use checkers::{OpType, F};
 use plotters::coord::Shift;
 use plotters::prelude::*;
@@ -30,22 +30,18 @@ pub(super) struct Throughput {
 }
 
 /// The completion rate of each (f, outcome) that occurs, per bucket of completion time.
-pub(super) fn throughput(spans: &[Span]) -> Throughput {
-    let end = spans.iter().map(Span::end).max().unwrap_or(0);
-    let width = bucket_seconds(end);
-    let bucket_ns = width.saturating_mul(NS_PER_S);
-    let buckets = usize::try_from(end / bucket_ns).unwrap_or(0) + 1;
+pub(super) fn throughput(tally: &Tally) -> Throughput {
+    let width = tally.bucket_width();
+    let end_s = tally.end() / NS_PER_S;
+    let buckets = usize::try_from(end_s / width).unwrap_or(0) + 1;
     let mut counts: BTreeMap<(F, usize), Vec<u64>> = BTreeMap::new();
-    for span in spans {
-        let Some(rank) = OUTCOMES.iter().position(|kind| *kind == span.kind) else {
-            continue;
-        };
-        let bucket = usize::try_from(span.end() / bucket_ns).unwrap_or(0);
-        let line = counts
-            .entry((span.f.clone(), rank))
-            .or_insert_with(|| vec![0; buckets]);
-        if let Some(count) = line.get_mut(bucket) {
-            *count += 1;
+    for bucket in tally.buckets() {
+        let at = usize::try_from(bucket.start_s / width).unwrap_or(0);
+        for (line, n) in bucket.completed {
+            let line = counts.entry(line).or_insert_with(|| vec![0; buckets]);
+            if let Some(count) = line.get_mut(at) {
+                *count += n;
+            }
         }
     }
     let lines = counts
@@ -73,11 +69,11 @@ pub(super) struct Rates {
 /// the configured and achieved rates as level lines.
 pub(super) fn draw<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
-    spans: &[Span],
+    tally: &Tally,
     faults: &Nemesis,
     rates: Rates,
 ) -> Drawn {
-    let Throughput { width, lines } = throughput(spans);
+    let Throughput { width, lines } = throughput(tally);
     let title = format!("Throughput of client operations ({width} s buckets)");
     let labels = Labels {
         title: &title,

@@ -2,39 +2,43 @@
 //! time bucket.
 
 use super::frame::{
-    bucket_seconds, chart, failed, headroom, legend, steps, time_axis, Drawn, Labels, INFO_COLOUR,
-    NS_PER_S,
+    chart, failed, headroom, legend, steps, time_axis, Drawn, Labels, INFO_COLOUR, OUTCOMES,
 };
 use super::shading::{self, Nemesis};
-use super::spans::Span;
+use super::tally::Tally;
 use checkers::OpType;
 use plotters::coord::Shift;
 use plotters::prelude::*;
-use std::collections::BTreeMap;
 
-/// (bucket start in s, info / completed) for every bucket with a completion.
-fn shares(spans: &[Span], width: u64) -> Vec<(f64, f64)> {
-    let bucket_ns = width.saturating_mul(NS_PER_S);
-    let mut counts: BTreeMap<u64, (u64, u64)> = BTreeMap::new();
-    for span in spans {
-        let count = counts.entry(span.end() / bucket_ns).or_default();
-        count.0 += u64::from(span.kind == OpType::Info);
-        count.1 += 1;
-    }
-    counts
-        .into_iter()
-        .map(|(bucket, (info, all))| ((bucket * width) as f64, info as f64 / all as f64))
-        .collect()
+/// (bucket start in s, info / completed) for every bucket with a completion, and the
+/// unknown outcomes in all.
+fn shares(tally: &Tally) -> (Vec<(f64, f64)>, u64) {
+    let info = OUTCOMES.iter().position(|k| *k == OpType::Info);
+    let mut total = 0;
+    let shares = (tally.buckets().into_iter())
+        .map(|bucket| {
+            let count = |of_info: bool| -> u64 {
+                (bucket.completed.iter())
+                    .filter(|((_, rank), _)| !of_info || Some(*rank) == info)
+                    .map(|(_, n)| n)
+                    .sum()
+            };
+            let (unknown, all) = (count(true), count(false));
+            total += unknown;
+            (bucket.start_s as f64, unknown as f64 / all.max(1) as f64)
+        })
+        .collect();
+    (shares, total)
 }
 
 /// The chart.
 pub(super) fn draw<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
-    spans: &[Span],
+    tally: &Tally,
     faults: &Nemesis,
 ) -> Drawn {
-    let end = spans.iter().map(Span::end).max().unwrap_or(0);
-    let width = bucket_seconds(end);
+    let end = tally.end();
+    let width = tally.bucket_width();
     let title = format!("Share of unknown outcomes (info) per {width} s");
     let labels = Labels {
         title: &title,
@@ -45,8 +49,7 @@ pub(super) fn draw<DB: DrawingBackend>(
     let y = 0.0..headroom(0.0, 1.0);
     let mut chart = chart(root, &labels, x.clone(), y.clone())?;
     shading::shade(&mut chart, faults, x.end, (y.start, y.end))?;
-    let points = shares(spans, width);
-    let total_info = spans.iter().filter(|s| s.kind == OpType::Info).count();
+    let (points, total_info) = shares(tally);
     chart
         .draw_series(LineSeries::new(
             steps(&points, width as f64),
