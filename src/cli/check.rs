@@ -134,9 +134,7 @@ pub fn check(args: CheckArgs) -> anyhow::Result<Validity> {
     if let Some(folder) = &target.folder {
         // The page that explains a violation needs the failing window's ops: read again
         // only then, keeping only those.
-        let failing = (results.checkers.linearizable.as_ref())
-            .and_then(|l| l.failures.first())
-            .map(|f| (f.key.clone(), f.window.clone()));
+        let failing = (results.checkers.linearizable.as_ref()).and_then(|l| l.failures.first());
         if failing.is_some() {
             let wanted = Wanted {
                 focus: Vec::new(),

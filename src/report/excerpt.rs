@@ -1,30 +1,20 @@
 //! The ops a report shows beside its charts, taken from a history as it is read, without
 //! holding it: the events around each finding's timeline, and the failing partition's
-//! window for the linearizability page.
+//! span for the linearizability page.
 
+use super::linear_page::{failing_span, CONTEXT};
+use super::timeline::EVENTS_AROUND;
+use checkers::linear::PartitionFailure;
 use checkers::{Op, OpType, Process};
-use std::collections::HashMap;
-
-/// Events either side of a finding kept for its timeline; the timeline shows the
-/// [`super::timeline::AROUND`] ops of the finding's counter among them.
-pub const EVENTS_AROUND: u64 = 4_096;
-
-/// Ops either side of a failing partition's window that its page shows.
-pub const CONTEXT: u64 = 12;
-
-/// Events a failing partition's page spans at most before its window's last call, and
-/// after it waits for the window's calls to return (one that returns later is drawn as
-/// never returning); ops called earlier and still open are drawn from the page's start.
-pub const LATE: u64 = 4_096;
+use std::collections::{HashMap, HashSet};
 
 /// What a report shows ops of.
 #[derive(Debug, Clone, Default)]
-pub struct Wanted {
+pub struct Wanted<'a> {
     /// History indices of the findings that get a timeline.
     pub focus: Vec<u64>,
-    /// The failing partition the linearizability page explains: its key (`None`: the
-    /// whole history) and the calls of the ops in its window.
-    pub failing: Option<(Option<String>, Vec<u64>)>,
+    /// The failing partition the linearizability page explains.
+    pub failing: Option<&'a PartitionFailure>,
 }
 
 /// Ops of a history, in index order, and the history's last index.
@@ -36,56 +26,68 @@ pub struct Excerpt {
     pub last: u64,
 }
 
-/// The failing window being followed: where it starts, its last call, its calls not yet
-/// returned, the latest return so far, and where it ends once every call has returned.
+/// The failing partition's span being followed: its key, where it starts, the furthest it
+/// may end, the calls its page names (window and core), those of its window not yet
+/// returned, and the latest return so far.
 struct Failing {
     key: Option<String>,
     from: u64,
-    last_call: u64,
-    waiting: Vec<u64>,
+    cap: u64,
+    named: HashSet<u64>,
+    waiting: HashSet<u64>,
     latest: u64,
-    to: Option<u64>,
 }
 
 impl Failing {
+    fn new(failure: &PartitionFailure) -> Self {
+        let (from, cap) = failing_span(&failure.window);
+        Failing {
+            key: failure.key.clone(),
+            from,
+            cap,
+            named: failure
+                .window
+                .iter()
+                .chain(&failure.core)
+                .copied()
+                .collect(),
+            waiting: failure.window.iter().copied().collect(),
+            latest: 0,
+        }
+    }
+
+    /// Whether the page's span may hold `index`: it ends [`CONTEXT`] after the window's
+    /// last return, or after its cap while a call has not returned.
     fn covers(&self, index: u64) -> bool {
-        index >= self.from && self.to.is_none_or(|to| index <= to)
+        let end = match self.waiting.is_empty() {
+            true => self.latest.min(self.cap),
+            false => self.cap,
+        };
+        index >= self.from && index <= end.saturating_add(CONTEXT)
     }
 
     fn concerns(&self, op: &Op) -> bool {
         self.key.is_none() || op.key == self.key
     }
 
-    /// The history has reached `index`: a window still waiting [`LATE`] events after its
-    /// last call ends.
-    fn reached(&mut self, index: u64) {
-        if self.to.is_none() && index > self.last_call.saturating_add(LATE) {
-            let end = self.latest.max(self.last_call);
-            self.to = Some(end.saturating_add(CONTEXT));
-        }
-    }
-
     /// The op called at `call` returned at `index`.
     fn returned(&mut self, call: u64, index: u64) {
-        if let Some(at) = self.waiting.iter().position(|c| *c == call) {
-            self.waiting.swap_remove(at);
+        if self.waiting.remove(&call) {
             self.latest = self.latest.max(index);
-            if self.waiting.is_empty() {
-                self.to = Some(self.latest.saturating_add(CONTEXT));
-            }
         }
     }
 }
 
 impl Excerpt {
     /// The ops of `history` that `wanted` needs: every op within [`EVENTS_AROUND`] of a
-    /// focus, and from [`CONTEXT`] before the failing window to [`CONTEXT`] after its last
-    /// return; with each, the other half of its pair (an invoke before, a completion
-    /// after), and every op of the failing key that ended with an unknown outcome before
-    /// the window (it may take effect in it).
+    /// focus; the failing partition's client ops within its page's span (see
+    /// [`failing_span`]), every op its page names, and its ops that ended with an unknown
+    /// outcome before the span (they may take effect in it); with each, the other half of
+    /// its pair (an invoke before, a completion after), and the ops still open where a kept
+    /// stretch starts.
     pub fn gather<E>(
         history: impl IntoIterator<Item = Result<Op, E>>,
-        wanted: &Wanted,
+        wanted: &Wanted<'_>,
     ) -> Result<Self, E> {
         let around: Vec<(u64, u64)> = (wanted.focus.iter())
             .map(|f| {
@@ -95,14 +97,7 @@ impl Excerpt {
                 )
             })
             .collect();
-        let mut failing = wanted.failing.as_ref().map(|(key, window)| Failing {
-            key: key.clone(),
-            from: failing_from(window),
-            last_call: window.iter().copied().max().unwrap_or(0),
-            waiting: window.clone(),
-            latest: 0,
-            to: window.is_empty().then_some(0),
-        });
+        let mut failing = wanted.failing.map(Failing::new);
         // Invokes not kept (yet), and the calls of those kept, by process.
         let mut open: HashMap<Process, Op> = HashMap::new();
         let mut kept_open: HashMap<Process, u64> = HashMap::new();
@@ -110,17 +105,16 @@ impl Excerpt {
         for op in history {
             let op = op?;
             last = op.index;
-            if let Some(f) = failing.as_mut() {
-                f.reached(op.index);
-            }
             let near = around
                 .iter()
                 .any(|(lo, hi)| (*lo..=*hi).contains(&op.index));
             let failing_covers = failing.as_ref().is_some_and(|f| f.covers(op.index));
-            // The failing page draws only the client ops of its key.
+            // The failing page draws only the client ops of its key, and those it names.
             let wanted = near
-                || (failing_covers && op.process.is_client())
-                    && failing.as_ref().is_some_and(|f| f.concerns(&op));
+                || failing.as_ref().is_some_and(|f| {
+                    op.process.is_client()
+                        && (failing_covers && f.concerns(&op) || f.named.contains(&op.index))
+                });
             if (near || failing_covers) && !inside {
                 // Ops still open as the excerpt resumes run into it.
                 for (process, invoke) in open.drain() {
@@ -168,20 +162,6 @@ impl Excerpt {
     }
 }
 
-/// Where a failing partition's page starts: [`CONTEXT`] before its window's first call, or
-/// [`LATE`] before its last.
-pub fn failing_from(window: &[u64]) -> u64 {
-    let first = window.first().copied().unwrap_or(0);
-    let last = window.iter().copied().max().unwrap_or(0);
-    first.max(last.saturating_sub(LATE)).saturating_sub(CONTEXT)
-}
-
-/// The op at history index `index` of ops sorted by index.
-pub fn op_at(ops: &[Op], index: u64) -> Option<&Op> {
-    let at = ops.binary_search_by_key(&index, |op| op.index).ok()?;
-    ops.get(at)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -194,11 +174,12 @@ mod tests {
 
     /// Eight processes, each adding to and reading its own counter, their ops overlapping
     /// one another's: 4,000 rounds. Early on, an add to `k/3` ends unknown and another never
-    /// ends; late, a read of `k/3` returns what no order allows; a nemesis acts now and then.
-    fn history() -> (Vec<Op>, u64) {
+    /// ends; late, a read of `k/3` returns what no order allows while an add to it is in
+    /// flight, which ends unknown long after; a nemesis acts now and then.
+    fn history() -> (Vec<Op>, u64, u64) {
         let mut h = HistoryBuilder::on("k/3");
         let mut sums = [0i64; 8];
-        let mut wrong = 0;
+        let (mut wrong, mut cold) = (0, 0);
         for round in 0..4_000u64 {
             for p in 0..8u64 {
                 h.key(&format!("k/{p}"));
@@ -225,6 +206,21 @@ mod tests {
                 h.add(101, 9); // never ends
                 h.added(100, 7, OpType::Info);
             }
+            if round == 3_400 {
+                h.key("k/3");
+                h.add(102, 4);
+            }
+            if round % 1_000 == 500 {
+                // A counter written once every 16,000 events or so.
+                h.key("cold");
+                cold = h.add(200 + round, 1);
+                h.added(200 + round, 1, OpType::Ok);
+            }
+            if round == 3_950 {
+                // Ends unknown some 8,800 events later: past the page's span.
+                h.key("k/3");
+                h.added(102, 4, OpType::Info);
+            }
             if round % 97 == 0 {
                 let f = F::Other("flush".to_string());
                 h.push(0, OpType::Info, f, Value::Null);
@@ -232,19 +228,22 @@ mod tests {
                 nemesis.process = Process::nemesis();
             }
         }
-        (h.ops().to_vec(), wrong)
+        (h.ops().to_vec(), wrong, cold)
     }
 
     #[test]
     fn the_pages_drawn_from_an_excerpt_are_those_drawn_from_the_whole_history() {
-        let (whole, wrong) = history();
+        let (whole, wrong, cold) = history();
         let result = check(ModelKind::Counter, &whole, &LinOptions::default()).expect("checks");
         let failure = result.failures.first().expect("the wrong read fails");
         assert_eq!(failure.key.as_deref(), Some("k/3"));
-        let focus = vec![20_001, 9_001, wrong, whole.len() as u64 - 2];
+        let late = whole.iter().find(|op| op.process == Process::Client(102));
+        let late = late.expect("the late add").index;
+        assert!(failure.window.contains(&late), "{:?}", failure.window);
+        let focus = vec![20_001, 9_001, wrong, cold, whole.len() as u64 - 2];
         let wanted = Wanted {
             focus: focus.clone(),
-            failing: Some((failure.key.clone(), failure.window.clone())),
+            failing: Some(failure),
         };
         let ops = whole.iter().cloned().map(Ok::<Op, Infallible>);
         let excerpt = Excerpt::gather(ops, &wanted).expect("infallible");
@@ -270,7 +269,7 @@ mod tests {
 
     #[test]
     fn nothing_wanted_keeps_nothing_but_the_last_index() {
-        let (whole, _) = history();
+        let (whole, _, _) = history();
         let ops = whole.iter().cloned().map(Ok::<Op, Infallible>);
         let excerpt = Excerpt::gather(ops, &Wanted::default()).expect("infallible");
         assert!(excerpt.ops.is_empty());

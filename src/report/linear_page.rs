@@ -2,12 +2,29 @@
 //! timeline, one row per process, with the longest partial linearization numbered in order
 //! and the op that cannot follow it in red. Opens from disk; no scripts, no network.
 
-use super::excerpt::{failing_from, CONTEXT};
 use super::html::escape;
 use checkers::linear::{LinResult, PartitionFailure};
 use checkers::{Op, OpType, Process};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt::Write;
+
+/// Ops either side of a failing partition's window that its page shows.
+pub const CONTEXT: u64 = 12;
+
+/// Events a failing partition's page spans at most before its window's last call, and
+/// after it (an op of the window that returns later runs to the page's right edge); ops
+/// called before the span and still open are drawn from its start.
+pub const LATE: u64 = 4_096;
+
+/// Where a failing partition's page starts ([`CONTEXT`] before its window's first call, or
+/// [`LATE`] before its last) and the furthest its window's returns may take its end
+/// ([`LATE`] after its last call; [`CONTEXT`] more is shown).
+pub fn failing_span(window: &[u64]) -> (u64, u64) {
+    let first = window.first().copied().unwrap_or(0);
+    let last = window.iter().copied().max().unwrap_or(0);
+    let from = first.max(last.saturating_sub(LATE)).saturating_sub(CONTEXT);
+    (from, last.saturating_add(LATE))
+}
 
 /// Pixels per history position on the timeline.
 const STEP: f64 = 14.0;
@@ -96,7 +113,7 @@ pub fn render(history: &[Op], last: u64, result: &LinResult, failure: &Partition
         .chain(&failure.window)
         .copied()
         .collect();
-    let lo = failing_from(&failure.window);
+    let (lo, cap) = failing_span(&failure.window);
     // Open-ended ops run to the right edge; the edge is set by the window's known returns.
     let hi = failure
         .window
@@ -108,6 +125,7 @@ pub fn render(history: &[Op], last: u64, result: &LinResult, failure: &Partition
         })
         .max()
         .unwrap_or(lo)
+        .min(cap)
         .saturating_add(CONTEXT)
         .min(last);
     let order: HashMap<u64, usize> = failure

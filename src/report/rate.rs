@@ -3,10 +3,9 @@
 
 use checkers::{Op, OpType};
 
-/// Client ops invoked per second from the first client invoke to the last (retries, which
-/// the pacer does not pace, final reads, the baseline and the nemesis apart); none with
 /// When a run's load invoked its ops, as they go by: the first and last time and how many
-/// (final reads and retries apart).
+/// (retries, which the pacer does not pace, final reads, the baseline and the nemesis
+/// apart).
 #[derive(Debug, Default, Clone, Copy)]
 pub struct Invokes {
     first: Option<u64>,

@@ -21,13 +21,13 @@ pub struct Checked<'a> {
 
 /// The ops of the history the report of `checked` shows beside its charts: around the
 /// page's findings and the failing partition's window. `None`: it shows none.
-pub fn wanted(folder: &RunFolder, checked: &Checked) -> Option<Wanted> {
+pub fn wanted<'a>(folder: &RunFolder, checked: &Checked<'a>) -> Option<Wanted<'a>> {
     let record = RunRecord::read(folder).ok();
     let empty = Excerpt::default();
     let lin_page = failure(checked.results).is_some().then_some(LIN_PAGE);
     let plots = folder.plots();
     let focus = page::focus(&report(&plots, checked, record.as_ref(), &empty, lin_page));
-    let failing = failure(checked.results).map(|f| (f.key.clone(), f.window.clone()));
+    let failing = failure(checked.results);
     (!focus.is_empty() || failing.is_some()).then_some(Wanted { focus, failing })
 }
 

@@ -1,14 +1,22 @@
 //! A timeline of the operations around one point of a history, one column per process, as
 //! Jepsen's timeline.html: each operation is a cell from its invoke to its completion.
 
-use super::excerpt::op_at;
 use super::html::escape;
 use checkers::{Op, OpType, Process};
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write;
 
-/// How many events either side of the focus a timeline shows.
+/// How many ops either side of the focus a timeline shows.
 pub const AROUND: u64 = 12;
+
+/// How far from the focus, in events, a timeline's ops may be.
+pub const EVENTS_AROUND: u64 = 4_096;
+
+/// The op at history index `index` of ops sorted by index.
+pub fn op_at(ops: &[Op], index: u64) -> Option<&Op> {
+    let at = ops.binary_search_by_key(&index, |op| op.index).ok()?;
+    ops.get(at)
+}
 
 /// Each op's invoke and completion indices, both ways.
 #[derive(Debug, Default)]
@@ -83,13 +91,17 @@ fn concerns(op: &Op, key: Option<&str>) -> bool {
             .is_some_and(|k| k == key || k == partition)
 }
 
-/// The timeline table of the `AROUND` events either side of index `focus` that concern the
-/// focus op's counter (its partition's ops and the nemesis's too); the op whose invoke or
-/// completion is at `focus` is outlined. `id` is the table's anchor.
+/// The timeline table of the `AROUND` ops either side of index `focus`, within
+/// `EVENTS_AROUND` events of it, that concern the focus op's counter (its partition's ops
+/// and the nemesis's too); the op whose invoke or completion is at `focus` is outlined.
+/// `id` is the table's anchor. `history` is sorted by index: whole, or an excerpt.
 pub fn render(history: &[Op], pairs: &Pairs, focus: u64, id: &str) -> String {
-    let focus_op = history.iter().find(|op| op.index == focus);
-    let key = focus_op.and_then(|op| op.key.as_deref());
-    let rows: Vec<&Op> = history.iter().filter(|op| concerns(op, key)).collect();
+    let key = op_at(history, focus).and_then(|op| op.key.as_deref());
+    let near = |op: &&Op| op.index.abs_diff(focus) <= EVENTS_AROUND;
+    let rows: Vec<&Op> = (history.iter())
+        .filter(near)
+        .filter(|op| concerns(op, key))
+        .collect();
     let at = rows.iter().position(|op| op.index >= focus).unwrap_or(0);
     let window =
         &rows[at.saturating_sub(AROUND as usize)..(at + AROUND as usize + 1).min(rows.len())];

@@ -11,7 +11,9 @@ use rustc_hash::FxHashMap;
 /// no more points than this.
 pub const FITTING_KEPT: usize = 10_000;
 
-/// Reads that fit kept of the other counters together, about: each keeps its share.
+/// Reads that fit kept of the other counters together, about: each keeps its share of
+/// this among the counters seen so far, held to it whenever it is read again (counters
+/// read in phases, one after another, may each keep more).
 pub const FITTING_SHARED: usize = 50_000;
 
 /// The reads kept for charts, in the order they were judged.

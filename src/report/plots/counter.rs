@@ -87,11 +87,12 @@ pub(super) fn group_reads<'r>(reads: &[&'r ReadBounds]) -> ReadGroups<'r> {
     }
 }
 
-/// The counter chart: each read of `key` against the range the history allows it.
+/// The counter chart: each read of `key` kept for it (every one out of bounds, a sample of
+/// the others; `all` of them were checked) against the range the history allows it.
 pub(super) fn draw<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     key: &str,
-    reads: &[&ReadBounds],
+    (reads, all): (&[&ReadBounds], u64),
     faults: &Nemesis,
 ) -> Drawn {
     let title = format!("Reads of {key} against the values the history allows");
@@ -130,7 +131,7 @@ pub(super) fn draw<DB: DrawingBackend>(
     })?;
     let value = format!(
         "read within bounds ({})",
-        reads.len() - over - under - resurrected.len() - existence
+        all.saturating_sub((over + under + resurrected.len() + existence) as u64)
     );
     entry(&mut chart, value, dot(VALUE_COLOUR))?;
     entry(&mut chart, format!("overcount ({over})"), dot(OVER_COLOUR))?;

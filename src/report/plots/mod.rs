@@ -109,6 +109,10 @@ pub fn render_all(input: &Charts, dir: &Path) -> Result<Vec<PathBuf>, PlotError>
     let keys: Vec<&str> = hot.into_iter().chain(worst.take(WORST_COUNTERS)).collect();
     for (i, key) in keys.iter().enumerate() {
         let of_key: Vec<&ReadBounds> = reads.iter().filter(|read| read.key == *key).collect();
+        let all = input
+            .keys
+            .get(*key)
+            .map_or(of_key.len() as u64, |k| k.reads);
         let name = if i == 0 {
             "counter".to_string()
         } else {
@@ -117,7 +121,7 @@ pub fn render_all(input: &Charts, dir: &Path) -> Result<Vec<PathBuf>, PlotError>
         written.extend(write_chart(
             dir,
             &name,
-            &CounterChart(key, &of_key, faults),
+            &CounterChart(key, (&of_key, all), faults),
         )?);
     }
     if !reads.is_empty() {
@@ -202,7 +206,7 @@ impl Drawing for ThroughputChart<'_> {
 }
 
 /// The counter chart of one key's reads.
-struct CounterChart<'a>(&'a str, &'a [&'a ReadBounds], &'a Nemesis<'a>);
+struct CounterChart<'a>(&'a str, (&'a [&'a ReadBounds], u64), &'a Nemesis<'a>);
 
 impl Drawing for CounterChart<'_> {
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Drawn {

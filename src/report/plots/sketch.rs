@@ -1,5 +1,6 @@
-//! A latency sketch: counts in logarithmic bins half a percent wide, so that the quantiles
-//! of millions of latencies take a few hundred counters, each within 0.5 % of the truth.
+//! A latency sketch: counts in logarithmic bins 1 % wide, so that the quantiles of millions
+//! of latencies take a few hundred counters, each (the middle of its bin) within 0.5 % of
+//! the truth.
 
 use std::collections::BTreeMap;
 

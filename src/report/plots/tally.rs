@@ -10,9 +10,11 @@ use checkers::thinned::Thinned;
 use checkers::{Op, Process, F};
 use std::collections::BTreeMap;
 
-/// Tallied time slots beyond which two slots become one (the slot doubles): a long or
-/// sparse history's tally stays this small.
-const MAX_SLOTS: usize = 1 << 16;
+/// Tallied time slots beyond which two slots become one (the slot doubles), so that a long
+/// or sparse history's tally holds at most this many slots, each a latency sketch of at
+/// most a few hundred bins (chart buckets are about 200, so slots of up to half a bucket
+/// leave them their width within a few percent).
+const MAX_SLOTS: usize = 1 << 12;
 
 /// One slot of time, by completion: completions per op kind and outcome, and their latencies.
 #[derive(Debug, Clone, Default)]

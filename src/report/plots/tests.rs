@@ -297,8 +297,9 @@ fn the_counter_chart_marks_overcounts_red_and_undercounts_blue() {
     let fine = [bounds("k", MS, 5, (4, 6)), bounds("k", 2 * MS, 6, (5, 8))];
     let over = bounds("k", 3 * MS, 9, (5, 8));
     let under = bounds("k", 4 * MS, 2, (5, 8));
-    let draw =
-        |reads: Vec<&ReadBounds>| render(|root| counter::draw(root, "k", &reads, &Nemesis::NONE));
+    let draw = |reads: Vec<&ReadBounds>| {
+        render(|root| counter::draw(root, "k", (&reads, reads.len() as u64), &Nemesis::NONE))
+    };
     let baseline = draw(fine.iter().collect());
     let marked = draw(fine.iter().chain([&over, &under]).collect());
     assert!(pixels(&marked, OVER_COLOUR) > pixels(&baseline, OVER_COLOUR));
@@ -311,8 +312,9 @@ fn a_read_wrong_about_existence_is_marked_in_its_own_colour_and_never_thinned() 
     let mut zero_for_absent = bounds("k", 3 * MS, 0, (0, 0));
     zero_for_absent.allowed = checkers::counter::Values::absent();
     assert!(zero_for_absent.misread().is_some() && zero_for_absent.error().is_none());
-    let draw =
-        |reads: Vec<&ReadBounds>| render(|root| counter::draw(root, "k", &reads, &Nemesis::NONE));
+    let draw = |reads: Vec<&ReadBounds>| {
+        render(|root| counter::draw(root, "k", (&reads, reads.len() as u64), &Nemesis::NONE))
+    };
     let baseline = draw(fine.iter().collect());
     let marked = draw(fine.iter().chain([&zero_for_absent]).collect());
     assert!(pixels(&marked, EXISTENCE_COLOUR) > pixels(&baseline, EXISTENCE_COLOUR));
@@ -550,8 +552,8 @@ fn every_chart_has_ink_where_its_data_is() {
         ),
         (
             "counter",
-            render(|r| CounterChart("q/a", &hot, faults).draw(r)),
-            render(|r| CounterChart("q/a", &[], &Nemesis::NONE).draw(r)),
+            render(|r| CounterChart("q/a", (&hot, hot.len() as u64), faults).draw(r)),
+            render(|r| CounterChart("q/a", (&[], 0), &Nemesis::NONE).draw(r)),
         ),
         (
             "errors",
