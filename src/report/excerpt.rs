@@ -4,6 +4,7 @@
 
 use super::linear_page::{failing_span, CONTEXT};
 use super::timeline::EVENTS_AROUND;
+use checkers::ideal::partition_of;
 use checkers::linear::PartitionFailure;
 use checkers::{Op, OpType, Process};
 use std::collections::{HashMap, HashSet};
@@ -66,8 +67,11 @@ impl Failing {
         index >= self.from && index <= end.saturating_add(CONTEXT)
     }
 
+    /// Whether `op` is of the failing partition: its key, or a cell of it when the
+    /// partition is checked whole (the page draws those it linearized).
     fn concerns(&self, op: &Op) -> bool {
-        self.key.is_none() || op.key == self.key
+        let Some(key) = &self.key else { return true };
+        (op.key.as_deref()).is_some_and(|k| k == key || partition_of(k) == key)
     }
 
     /// The op called at `call` returned at `index`.
@@ -265,6 +269,45 @@ mod tests {
                 "around {at}"
             );
         }
+    }
+
+    #[test]
+    fn a_partition_checked_whole_keeps_the_cells_its_page_draws() {
+        // A partition delete makes `views` one partition; a read of `views/a` returns what
+        // no order allows while adds to `views/b` go on around it, linearized.
+        let mut h = HistoryBuilder::on("views/a");
+        h.add(1, 1);
+        h.added(1, 1, OpType::Ok);
+        h.key("views");
+        h.delete(2);
+        for round in 0..6_000u64 {
+            h.key("views/b");
+            h.add(3, 1);
+            h.added(3, 1, OpType::Ok);
+            if round == 5_000 {
+                h.key("views/a");
+                h.read(4);
+                h.add(3, 1);
+                h.added(3, 1, OpType::Ok);
+                h.read_ok(4, 5);
+            }
+        }
+        let whole = h.ops().to_vec();
+        let result = check(ModelKind::Counter, &whole, &LinOptions::default()).expect("checks");
+        let failure = result.failures.first().expect("the wrong read fails");
+        assert_eq!(failure.key.as_deref(), Some("views"));
+        let wanted = Wanted {
+            focus: Vec::new(),
+            failing: Some(failure),
+        };
+        let ops = whole.iter().cloned().map(Ok::<Op, Infallible>);
+        let excerpt = Excerpt::gather(ops, &wanted).expect("infallible");
+        assert!(excerpt.ops.len() < whole.len() / 2, "{}", excerpt.ops.len());
+        let last = whole.len() as u64 - 1;
+        assert_eq!(
+            linear_page::render(&excerpt.ops, excerpt.last, &result, failure),
+            linear_page::render(&whole, last, &result, failure)
+        );
     }
 
     #[test]
