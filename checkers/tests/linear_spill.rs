@@ -5,7 +5,7 @@
 //! leaves nothing behind in its scratch folder.
 
 use super::ideal_histories::{completion_of, ideal_history, ok_reads, EVERY_SCOPE};
-use checkers::linear::{self, LinOptions, LinResult, ModelKind};
+use checkers::linear::{self, LinOptions, LinResult, ModelKind, Window};
 use checkers::results::{check, CheckOptions};
 use checkers::{Op, OpType, Process, Validity, F};
 use serde_json::{json, Value};
@@ -26,8 +26,13 @@ fn options() -> LinOptions {
 
 /// The result of the streamed checker, spilling under `scratch`.
 fn streamed(ops: &[Op], scratch: &Path) -> LinResult {
+    streamed_with(ops, scratch, options())
+}
+
+/// The result of the streamed checker with `lin`'s options.
+fn streamed_with(ops: &[Op], scratch: &Path, lin: LinOptions) -> LinResult {
     let options = CheckOptions {
-        linearizable: Some(options()),
+        linearizable: Some(lin),
         scratch: Some(scratch.to_path_buf()),
         ..CheckOptions::default()
     };
@@ -61,6 +66,9 @@ fn the_streamed_check_says_what_the_whole_history_says() {
         for (what, history) in [("ideal", &ops), ("one read out of bounds", &bad)] {
             let (streamed, whole) = (streamed(history, scratch.path()), whole(history));
             assert_eq!(streamed, whole, "seed {seed}, {what}");
+            // Every partition searched windowed, in windows of a few ops.
+            let windowed = streamed_with(history, scratch.path(), tiny_windows(seed));
+            assert_eq!(windowed, whole, "seed {seed}, {what}, windowed");
             match whole.valid {
                 Validity::Valid => valid += 1,
                 Validity::Invalid => invalid += 1,
@@ -74,6 +82,20 @@ fn the_streamed_check_says_what_the_whole_history_says() {
     }
     assert!(valid >= HISTORIES, "{valid} valid");
     assert!(invalid >= HISTORIES / 2, "{invalid} invalid");
+}
+
+/// Options that search every partition windowed (the generic search even where the sweep
+/// would answer), in windows of a few ops.
+fn tiny_windows(seed: u64) -> LinOptions {
+    LinOptions {
+        generic: true,
+        window: Window {
+            from: 0,
+            chunk: 1 + seed as usize % 5,
+            margin: 2 + seed as usize % 9,
+        },
+        ..options()
+    }
 }
 
 #[test]

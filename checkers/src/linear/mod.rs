@@ -24,13 +24,14 @@ pub use model::{Decision, Model, ModelError, Val};
 pub use partition::{LinOp, Partition};
 pub use prepare::partitions;
 pub use resident::{default_memory_limit, resident_bytes};
+pub use search::Window;
 pub use spill::Spill;
 
 use crate::ideal::Reading;
 use crate::op::Op;
 use crate::validity::Validity;
 use models::{CounterModel, KvModel, RegisterModel};
-use search::{search, Limits, Verdict};
+use search::{search, Limits, Source, Verdict, Windowed};
 use serde::{Deserialize, Serialize};
 use std::str::FromStr;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -103,6 +104,8 @@ pub struct LinOptions {
     /// Use the generic search even where the model has a procedure of its own (the
     /// counter's sweep): a cross-check.
     pub generic: bool,
+    /// Which partitions a spilled check searches holding only a window of their ops.
+    pub window: Window,
 }
 
 impl Default for LinOptions {
@@ -115,6 +118,7 @@ impl Default for LinOptions {
             reading: Reading::default(),
             all_partitions: false,
             generic: false,
+            window: Window::default(),
         }
     }
 }
@@ -294,15 +298,7 @@ fn search_all<M: Model>(
     shared: &Shared,
 ) -> Vec<Verdict> {
     let decided = &shared.decided;
-    let limits = Limits {
-        reason: &shared.reason,
-        deadline,
-        memory_limit: options.memory_limit,
-        memory_used: &shared.memory_used,
-        cancelled: &shared.cancelled,
-        decided,
-        generic: options.generic,
-    };
+    let limits = limits(options, deadline, shared);
     let mut order: Vec<usize> = (0..parts.len()).collect();
     order.sort_by_key(|&i| std::cmp::Reverse(parts[i].ops.len()));
     // A read out of bounds is found in one pass over a key: every key is looked at so
@@ -347,4 +343,31 @@ fn search_all<M: Model>(
         .into_iter()
         .map(|v| v.unwrap_or(Verdict::NotSearched))
         .collect()
+}
+
+/// The limits of the searches of one check.
+fn limits<'a>(options: &LinOptions, deadline: Option<Instant>, shared: &'a Shared) -> Limits<'a> {
+    Limits {
+        reason: &shared.reason,
+        deadline,
+        memory_limit: options.memory_limit,
+        memory_used: &shared.memory_used,
+        cancelled: &shared.cancelled,
+        decided: &shared.decided,
+        generic: options.generic,
+    }
+}
+
+/// Searches one long partition for a witness holding a window of its ops, which `source`
+/// gives in call order, within the limits of the check's other searches.
+fn search_windowed<M: Model>(
+    model: &M,
+    init: M::State,
+    source: &mut dyn Source<M::Input>,
+    options: &LinOptions,
+    deadline: Option<Instant>,
+    shared: &Shared,
+) -> std::io::Result<Windowed> {
+    let limits = limits(options, deadline, shared);
+    search::search_windowed(model, init, source, &limits, options.window)
 }

@@ -18,6 +18,9 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::OnceLock;
 use std::time::Instant;
 
+mod window;
+pub use window::{search_windowed, Source, Window, Windowed};
+
 /// How often (in search steps) the time and memory limits are looked at.
 const CHECK_EVERY: u64 = 1024;
 
@@ -135,6 +138,19 @@ struct Search<'a, M: Model> {
     /// Whether states with a dead read are dropped (`dead_end`): always, except when
     /// looking for the longest prefix to explain a failure with.
     prune: bool,
+    /// In a windowed search (`window`), the call of the last op loaded: every op called up
+    /// to it is in `ops`, none called after; `None` when `ops` are the partition's all.
+    horizon: Option<u64>,
+    /// Whether `longest` is kept (a windowed search keeps none: it holds no whole order).
+    track: bool,
+}
+
+/// Why a search stopped.
+enum Stop {
+    /// It answered.
+    Done(Verdict),
+    /// A windowed search needs ops past its horizon.
+    NeedMore,
 }
 
 impl<'a, M: Model> Search<'a, M> {
@@ -161,7 +177,22 @@ impl<'a, M: Model> Search<'a, M> {
             at_peak: false,
             before: Vec::new(),
             prune: true,
+            horizon: None,
+            track: true,
         }
+    }
+
+    /// Whether the ops loaded cannot tell the next step: the first return in the list is
+    /// past the horizon, or there is none known (a windowed search only).
+    fn beyond_horizon(&self) -> bool {
+        let Some(horizon) = self.horizon else {
+            return false;
+        };
+        let mut entry = self.events.first();
+        while entry != self.events.tail && entry.is_multiple_of(2) {
+            entry = self.events.after(entry);
+        }
+        entry == self.events.tail || self.ops[entry / 2].ret().is_none_or(|r| r > horizon)
     }
 
     /// A callable read-only op that succeeds in the current state, if any.
@@ -188,7 +219,7 @@ impl<'a, M: Model> Search<'a, M> {
             return false;
         };
         if self.prune && self.dead_end(op, &next_state) {
-            if self.stack.len() >= self.longest.len() {
+            if self.track && self.stack.len() >= self.longest.len() {
                 // Still the longest order found: it explains the failure best.
                 self.record_longest();
                 // Ops fit in 32 bits (`MAX_OPS`).
@@ -269,6 +300,12 @@ impl<'a, M: Model> Search<'a, M> {
                     before.push(input);
                 }
             } else if read_only && self.ops[i].ret().is_some() {
+                if self
+                    .horizon
+                    .is_some_and(|h| self.ops[i].ret().is_some_and(|r| r > h))
+                {
+                    break; // writes called before it may not be loaded yet
+                }
                 reads += 1;
                 if !self.model.may_still_read(state, input, &before) {
                     dead = true;
@@ -296,7 +333,7 @@ impl<'a, M: Model> Search<'a, M> {
     /// Undoes linearized ops until one leaves alternatives to try; returns the entry to go on
     /// from, or `None` when there is nothing left to undo.
     fn backtrack(&mut self) -> Option<usize> {
-        if self.at_peak {
+        if self.at_peak && self.track {
             self.record_longest();
         }
         loop {
@@ -321,50 +358,67 @@ impl<'a, M: Model> Search<'a, M> {
     }
 
     fn run(&mut self, limits: &Limits) -> Verdict {
+        match self.advance(limits) {
+            Stop::Done(verdict) => verdict,
+            // Only a windowed search stops so.
+            Stop::NeedMore => Verdict::Unknown("the search's window"),
+        }
+    }
+
+    /// Searches until it answers or, windowed, needs ops it has not loaded. Windowed, a
+    /// search that finds no order may have committed the frames that lead to one: its
+    /// "not linearizable" only says that the window found none.
+    fn advance(&mut self, limits: &Limits) -> Stop {
         let mut entry = self.events.first();
         let mut steps = 0u64;
         loop {
             steps += 1;
             if let Some(reason) = self.gave_up {
-                return Verdict::Unknown(give_up(limits, reason));
+                return Stop::Done(Verdict::Unknown(give_up(limits, reason)));
             }
             if steps.is_multiple_of(CHECK_EVERY) {
                 if limits.decided.load(Ordering::Relaxed) {
-                    return Verdict::NotSearched;
+                    return Stop::Done(Verdict::NotSearched);
                 }
                 if let Some(reason) = over_limits(limits) {
-                    return Verdict::Unknown(reason);
+                    return Stop::Done(Verdict::Unknown(reason));
                 }
             }
             if entry == self.events.first() {
+                if self.beyond_horizon() {
+                    return Stop::NeedMore;
+                }
                 if let Some(read) = self.forced_read() {
                     entry = if self.try_lift(read, true, limits) {
                         self.events.first()
                     } else if let Some(reason) = self.gave_up {
-                        return Verdict::Unknown(give_up(limits, reason));
+                        return Stop::Done(Verdict::Unknown(give_up(limits, reason)));
                     } else {
                         // Seen before: what follows it was explored and failed.
                         match self.backtrack() {
                             Some(next) => next,
-                            None => return self.not_linearizable(),
+                            None => return Stop::Done(self.not_linearizable()),
                         }
                     };
                     continue;
                 }
             }
-            if entry == self.events.tail {
-                return Verdict::Linearizable;
+            let unknown = entry != self.events.tail
+                && !entry.is_multiple_of(2)
+                && self.ops[entry / 2].ret().is_none();
+            if entry == self.events.tail || unknown {
+                // Every op with a known return is linearized: of those loaded, when windowed.
+                return match self.horizon {
+                    Some(_) => Stop::NeedMore,
+                    None => Stop::Done(Verdict::Linearizable),
+                };
             }
             let op = entry / 2;
             if !entry.is_multiple_of(2) {
-                // A return whose call could not be linearized. An unknown return means every
-                // op with a known return is already linearized.
-                if self.ops[op].ret().is_none() {
-                    return Verdict::Linearizable;
-                }
+                // A return whose call could not be linearized.
                 match self.backtrack() {
                     Some(next) => entry = next,
-                    None => return self.not_linearizable(),
+                    None => return Stop::Done(self.not_linearizable()),
                 }
                 continue;
             }

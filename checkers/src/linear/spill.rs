@@ -7,6 +7,7 @@
 
 mod frontier;
 mod group;
+mod long;
 mod record;
 mod stream;
 
@@ -25,7 +26,7 @@ use rustc_hash::FxHashMap;
 use serde_json::Value;
 use std::cell::OnceCell;
 use std::cmp::Reverse;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fs::File;
 use std::hash::{Hash, Hasher};
 use std::io::{BufReader, BufWriter, Read, Write};
@@ -336,9 +337,7 @@ impl Spill {
         let shared = Shared::default();
         let work = |i: usize| {
             let files = &groups[i];
-            let built = self.build(files, init, options);
-            let part = built
-                .map(|(model, parts)| self.search(files, &model, parts, &inner, deadline, &shared));
+            let part = self.search_group(files, init, &inner, deadline, &shared);
             // Searched: the files' disk space is no longer needed.
             for &file in files {
                 let _ = std::fs::remove_file(self.path(file));
@@ -351,7 +350,7 @@ impl Spill {
     /// The ops of the biggest partition of a group that holds a read the model refutes in
     /// one pass; 0 when none does.
     fn refuted(&self, files: &[usize], init: Count, options: &LinOptions) -> usize {
-        let Ok((model, parts)) = self.build(files, init, options) else {
+        let Ok((model, parts)) = self.build(files, init, options, &[]) else {
             return 0;
         };
         let refuted = |p: &&Partition<_>| model.refute(&model.init(p.key.as_deref()), &p.ops);
@@ -416,42 +415,59 @@ impl Spill {
         Ok(records)
     }
 
-    /// A group's model and partitions, read back from its files: as they were written,
-    /// unless a file holds a retry the low mark could not join (then its records are held
-    /// at once and sorted). One group at a time: the ops of a group are a search's peak of
-    /// memory.
+    /// A group's model and partitions but those of the counters `leave_out` names (by
+    /// number), read back from its files: as they were written, unless a file holds a retry
+    /// the low mark could not join (then its records are held at once and sorted). One
+    /// group at a time: the ops of a group are a search's peak of memory.
     fn build(
         &self,
         files: &[usize],
         init: Count,
         options: &LinOptions,
+        leave_out: &[bool],
     ) -> std::io::Result<(CounterModel, Vec<Partition<CounterInput>>)> {
         let _one = self.building.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some(built) = self.streamed(files, init, options.reading)? {
-            return Ok(built);
+        if let Some(plan) = self.plan(files, init, options.reading)? {
+            let spilled = self.spilled(files);
+            if let Some(parts) = stream::partitions(&spilled, &plan, &self.names, leave_out)? {
+                return Ok((plan.model, parts));
+            }
         }
         let records = self.load(files)?;
-        Ok(self.partitions(&records, init, options))
+        let (model, mut parts) = self.partitions(&records, init, options);
+        // Whole partitions are left out: their keys tell them.
+        let key = |c: usize| self.names.get(c).map(|name| model.partition_of(name));
+        let out: BTreeSet<Option<String>> = (leave_out.iter().enumerate())
+            .filter(|(_, &out)| out)
+            .map(|(c, _)| key(c))
+            .collect();
+        parts.retain(|p| !out.contains(&p.key));
+        Ok((model, parts))
     }
 
-    /// A group's model and partitions read back as its records were written; `None` when
-    /// they must be read back whole.
-    fn streamed(
+    /// A group's plan for reading it back as its records were written (`stream::Plan`);
+    /// `None` when they must be read back whole.
+    fn plan(
         &self,
         files: &[usize],
         init: Count,
         reading: Reading,
-    ) -> std::io::Result<Option<(CounterModel, Vec<Partition<CounterInput>>)>> {
+    ) -> std::io::Result<Option<stream::Plan>> {
         if self.disordered || files.iter().any(|&f| self.unjoined[f]) {
             return Ok(None);
         }
-        let spilled: Vec<SpillFile> = (files.iter())
+        let spilled = self.spilled(files);
+        stream::Plan::read(&spilled, &self.names, &self.whole, init, reading).map(Some)
+    }
+
+    /// Spill files by number, with their records counted.
+    fn spilled(&self, files: &[usize]) -> Vec<SpillFile> {
+        (files.iter())
             .map(|&f| SpillFile {
                 path: self.path(f),
                 records: self.records[f],
             })
-            .collect();
-        stream::partitions(&spilled, &self.names, &self.whole, init, reading)
+            .collect()
     }
 
     /// The model for a group's records (in call order), and their partitions.

@@ -4,6 +4,7 @@
 
 use super::frontier::GRACE;
 use super::*;
+use crate::linear::search::Source;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use serde_json::json;
@@ -104,12 +105,37 @@ fn history(seed: u64, ops: usize) -> Vec<Op> {
 /// Every group read back both ways: the same model and partitions; whether it was streamed.
 fn both_ways(spill: &Spill) -> Vec<bool> {
     let mut streamed = Vec::new();
+    let mut pulled_ops = 0;
     for files in spill.groups() {
-        let read = spill.streamed(&files, None, Reading::default());
-        let Some((model, parts)) = read.expect("the files read back") else {
+        let plan = spill.plan(&files, None, Reading::default());
+        let Some(plan) = plan.expect("the files read back") else {
             streamed.push(false);
             continue;
         };
+        let spilled = spill.spilled(&files);
+        let read = stream::partitions(&spilled, &plan, &spill.names, &[]);
+        let Some(parts) = read.expect("the files read back") else {
+            streamed.push(false);
+            continue;
+        };
+        // Each partition pulled on its own, a few ops at a time, holds the same ops.
+        for counters in plan.long(&spill.names, 0, |_| true) {
+            let first = counters.iter().position(|&c| c);
+            let name = first.and_then(|c| spill.names.get(c));
+            let key = name.map(|n| plan.model.partition_of(n));
+            let held = parts
+                .iter()
+                .find(|p| p.key == key)
+                .map_or(&[][..], |p| &p.ops);
+            let mut stream = stream::OpStream::open(&spilled, &plan, &spill.names, counters)
+                .expect("the files read back");
+            let mut pulled = Vec::new();
+            while stream.fill(7, &mut pulled).expect("the files read back") {}
+            let (a, b) = (format!("{pulled:?}"), format!("{held:?}"));
+            assert_eq!(a, b, "group {files:?}, key {key:?}");
+            pulled_ops += pulled.len();
+        }
+        let model = plan.model;
         let records = spill.load(&files).expect("the files read back");
         let (held_model, held) = spill.partitions(&records, None, &LinOptions::default());
         assert_eq!(model, held_model, "group {files:?}");
@@ -123,6 +149,11 @@ fn both_ways(spill: &Spill) -> Vec<bool> {
         }
         streamed.push(true);
     }
+    let any_streamed = streamed.iter().any(|&s| s);
+    assert!(
+        !any_streamed || pulled_ops > 0,
+        "groups streamed, but no op pulled"
+    );
     streamed
 }
 

@@ -1,0 +1,94 @@
+//! A group's long partitions searched without holding them: the generic search pulls their
+//! ops from the spill files a chunk at a time and holds a window of them (`search::window`),
+//! so a soak's hottest counter costs the same memory at any length. A partition the window
+//! finds no order for is searched again held whole, which explains its failure.
+
+use super::stream::{OpStream, Plan};
+use super::Spill;
+use crate::ideal::Count;
+use crate::linear::search::{Source, Windowed};
+use crate::linear::{search_windowed, LinOptions, LinResult, Shared};
+use std::time::Instant;
+
+impl Spill {
+    /// Searches the partitions of a group of spill files: the long ones whose ops the
+    /// counter's sweep cannot take (they delete) windowed, one after the other, then the
+    /// others held, as `build` reads them back.
+    pub(super) fn search_group(
+        &self,
+        files: &[usize],
+        init: Count,
+        options: &LinOptions,
+        deadline: Option<Instant>,
+        shared: &Shared,
+    ) -> std::io::Result<LinResult> {
+        let mut result = LinResult::default();
+        let mut leave_out = vec![false; self.names.len() + 1];
+        if let Some(plan) = self.plan(files, init, options.reading)? {
+            for counters in plan.long(&self.names, options.window.from, |deletes| {
+                deletes || options.generic
+            }) {
+                for (out, &c) in leave_out.iter_mut().zip(&counters) {
+                    *out |= c;
+                }
+                let part =
+                    self.search_long(files, &plan, counters, init, options, deadline, shared)?;
+                result.absorb(part);
+            }
+        }
+        let (model, parts) = self.build(files, init, options, &leave_out)?;
+        result.absorb(self.search(files, &model, parts, options, deadline, shared));
+        Ok(result)
+    }
+
+    /// Searches the partition of counters `counters` (by number) windowed; held whole
+    /// when the window finds no order (or its stream cannot be read so).
+    #[allow(clippy::too_many_arguments)] // one group's search, as `search_group` has it
+    fn search_long(
+        &self,
+        files: &[usize],
+        plan: &Plan,
+        counters: Vec<bool>,
+        init: Count,
+        options: &LinOptions,
+        deadline: Option<Instant>,
+        shared: &Shared,
+    ) -> std::io::Result<LinResult> {
+        let first = counters.iter().position(|&c| c);
+        let key = first
+            .and_then(|c| self.names.get(c))
+            .map(|n| plan.model.partition_of(n));
+        let start = crate::linear::model::Model::init(&plan.model, key.as_deref());
+        let spilled = self.spilled(files);
+        let mut stream = OpStream::open(&spilled, plan, &self.names, counters.clone())?;
+        let found = search_windowed(&plan.model, start, &mut stream, options, deadline, shared);
+        if let Ok(Windowed::Unknown(_) | Windowed::NotSearched) = found {
+            // The rest is only counted.
+            let mut rest = Vec::new();
+            while stream.fill(1 << 16, &mut rest)? {
+                rest.clear();
+            }
+        }
+        let mut result = LinResult {
+            keys: usize::from(stream.handed > 0),
+            ops: stream.handed,
+            ..LinResult::default()
+        };
+        match found {
+            Ok(Windowed::Linearizable) => {}
+            Ok(Windowed::Unknown(reason)) => {
+                result.unknown_keys = result.keys;
+                result.reason = Some(reason.to_string());
+            }
+            Ok(Windowed::NotSearched) => result.not_searched_keys = result.keys,
+            Ok(Windowed::Whole) | Err(_) => {
+                drop(stream);
+                let others: Vec<bool> = counters.iter().map(|&c| !c).collect();
+                let (model, parts) = self.build(files, init, options, &others)?;
+                return Ok(self.search(files, &model, parts, options, deadline, shared));
+            }
+        }
+        result.valid = result.verdict();
+        Ok(result)
+    }
+}
