@@ -7,6 +7,7 @@ use super::stream::{OpStream, Plan};
 use super::Spill;
 use crate::ideal::Count;
 use crate::linear::search::{Source, Windowed};
+use crate::linear::Model;
 use crate::linear::{search_windowed, LinOptions, LinResult, Shared};
 use std::time::Instant;
 
@@ -58,17 +59,15 @@ impl Spill {
         let key = first
             .and_then(|c| self.names.get(c))
             .map(|n| plan.model.partition_of(n));
-        let start = crate::linear::model::Model::init(&plan.model, key.as_deref());
+        let start = plan.model.init(key.as_deref());
         let spilled = self.spilled(files);
-        let mut stream = OpStream::open(&spilled, plan, &self.names, counters.clone())?;
+        let mut stream = OpStream::open(&spilled, plan, &self.names, counters)?;
         let found = search_windowed(&plan.model, start, &mut stream, options, deadline, shared);
-        if let Ok(Windowed::Unknown(_) | Windowed::NotSearched) = found {
-            // The rest is only counted.
-            let mut rest = Vec::new();
-            while stream.fill(1 << 16, &mut rest)? {
-                rest.clear();
-            }
-        }
+        // Unanswered, the rest is only counted.
+        let counted = match found {
+            Ok(Windowed::Unknown(_) | Windowed::NotSearched) => drain(&mut stream).is_ok(),
+            _ => true,
+        };
         let mut result = LinResult {
             keys: usize::from(stream.handed > 0),
             ops: stream.handed,
@@ -76,14 +75,16 @@ impl Spill {
         };
         match found {
             Ok(Windowed::Linearizable) => {}
-            Ok(Windowed::Unknown(reason)) => {
+            Ok(Windowed::Unknown(reason)) if counted => {
                 result.unknown_keys = result.keys;
                 result.reason = Some(reason.to_string());
             }
-            Ok(Windowed::NotSearched) => result.not_searched_keys = result.keys,
-            Ok(Windowed::Whole) | Err(_) => {
+            Ok(Windowed::NotSearched) if counted => result.not_searched_keys = result.keys,
+            _ => {
+                // Held whole: the group but the partition's key is left out.
                 drop(stream);
-                let others: Vec<bool> = counters.iter().map(|&c| !c).collect();
+                let key_of = |c: usize| self.names.get(c).map(|n| plan.model.partition_of(n));
+                let others: Vec<bool> = (0..=self.names.len()).map(|c| key_of(c) != key).collect();
                 let (model, parts) = self.build(files, init, options, &others)?;
                 return Ok(self.search(files, &model, parts, options, deadline, shared));
             }
@@ -91,4 +92,13 @@ impl Spill {
         result.valid = result.verdict();
         Ok(result)
     }
+}
+
+/// Reads the rest of a stream, counting its ops.
+fn drain(stream: &mut OpStream) -> std::io::Result<()> {
+    let mut rest = Vec::new();
+    while stream.fill(1 << 16, &mut rest)? {
+        rest.clear();
+    }
+    Ok(())
 }

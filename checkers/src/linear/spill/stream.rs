@@ -79,11 +79,19 @@ struct Assembly<'a> {
 }
 
 impl<'a> Assembly<'a> {
-    fn new(plan: &'a Plan, names: &'a [String], keep: Vec<bool>, room: Vec<usize>) -> Self {
+    /// Gathers the ops of the counters `keep` says, into the partitions `slots` numbers,
+    /// with `room` for each.
+    fn new(
+        plan: &'a Plan,
+        names: &'a [String],
+        keep: Vec<bool>,
+        slots: Slots,
+        room: Vec<usize>,
+    ) -> Self {
         Assembly {
             model: &plan.model,
             names,
-            slots: Slots::new(names),
+            slots,
             keep,
             intents: BTreeMap::new(),
             retry_of: FxHashMap::default(),
@@ -296,7 +304,7 @@ pub fn partitions(
             room[s] += n as usize;
         }
     }
-    let mut assembly = Assembly::new(plan, names, keep, room);
+    let mut assembly = Assembly::new(plan, names, keep, slots, room);
     let mut merge = Merge::open(files)?;
     while let Some(r) = merge.next()? {
         if !assembly.next(r) {
@@ -325,7 +333,7 @@ impl<'a> OpStream<'a> {
     ) -> std::io::Result<Self> {
         Ok(OpStream {
             merge: Merge::open(files)?,
-            assembly: Assembly::new(plan, names, counters, vec![0]),
+            assembly: Assembly::new(plan, names, counters, Slots::new(names), vec![0]),
             handed: 0,
         })
     }

@@ -5,6 +5,7 @@
 use super::frontier::GRACE;
 use super::*;
 use crate::linear::search::Source;
+use crate::linear::Window;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use serde_json::json;
@@ -261,4 +262,44 @@ fn an_op_never_completed_holding_too_many_ops_in_flight_sends_its_group_back_who
     assert_eq!(both_ways(&spill), [true]);
     let (_scratch, spill) = spilled(&ops(stream::IN_FLIGHT as u64 + 1));
     assert_eq!(both_ways(&spill), [false]);
+}
+
+#[test]
+fn a_long_partition_whose_stream_overflows_is_searched_held_whole() {
+    // An op never completed keeps every later op in flight: the window's stream gives up,
+    // and the partition is read back whole.
+    let mut history = vec![at(0, 0, OpType::Invoke, F::Read, None)];
+    let n = stream::IN_FLIGHT as u64 + 1;
+    for i in 0..n {
+        history.push(at(1 + 2 * i, 1, OpType::Invoke, F::Add, None));
+        history.push(at(2 + 2 * i, 1, OpType::Ok, F::Add, None));
+    }
+    history.push(at(1 + 2 * n, 2, OpType::Invoke, F::Delete, None));
+    history.push(at(2 + 2 * n, 2, OpType::Ok, F::Delete, None));
+    let options = |window| LinOptions {
+        all_partitions: true,
+        window,
+        ..LinOptions::default()
+    };
+    let every = Window {
+        from: 0,
+        chunk: 1 << 10,
+        margin: 1 << 8,
+    };
+    let (_scratch, spill) = spilled(&history);
+    let windowed = spill.finish(&options(every)).expect("a counter history");
+    let (_scratch, spill) = spilled(&history);
+    let held = spill
+        .finish(&options(Window::default()))
+        .expect("a counter history");
+    assert_eq!(windowed.valid, Validity::Valid, "{windowed:?}");
+    assert_eq!(
+        (windowed.keys, windowed.ops),
+        (1, n as usize + 1),
+        "the read never completed is left out"
+    );
+    assert_eq!(
+        (held.keys, held.ops, held.valid),
+        (1, n as usize + 1, Validity::Valid)
+    );
 }

@@ -137,7 +137,7 @@ fn a_window_as_long_as_the_history_answers_as_the_whole_search() {
 
 #[test]
 fn a_small_window_finds_witnesses_and_never_a_false_one() {
-    let mut witnessed = 0;
+    let (mut witnessed, mut refuted) = (0, 0);
     for seed in 0..300 {
         let ops = history(seed, 300, 4, if seed % 3 == 0 { 0.02 } else { 0.0 });
         let window = Window {
@@ -147,6 +147,7 @@ fn a_small_window_finds_witnesses_and_never_a_false_one() {
         };
         let answer = windowed(&ops, window, 5);
         let verdict = whole(&ops);
+        refuted += usize::from(matches!(verdict, Verdict::NotLinearizable { .. }));
         if answer == Windowed::Linearizable {
             witnessed += 1;
             assert_eq!(
@@ -168,4 +169,8 @@ fn a_small_window_finds_witnesses_and_never_a_false_one() {
     // Two in three are linearizable by construction; a margin of 16 frames or more backs up
     // far enough for nearly all of them.
     assert!(witnessed > 150, "{witnessed} witnesses");
+    assert!(
+        refuted > 30,
+        "{refuted} histories with a wrong read refuted"
+    );
 }
