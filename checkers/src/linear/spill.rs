@@ -291,6 +291,8 @@ impl Spill {
             return Ok(result);
         }
         let mut groups = self.groups();
+        // The biggest first, so that the last to end is a small one.
+        groups.sort_by_key(|files| Reverse(files.iter().map(|&f| self.records[f]).sum::<u64>()));
         if !options.all_partitions {
             // A read out of bounds is found in one pass: the groups that have one go first,
             // the one with the biggest such key first (as a history held whole is searched),
