@@ -12,7 +12,7 @@ use checkers::history::{
 };
 use checkers::ideal::Reading;
 use checkers::linear::{LinOptions, LinResult, Spill};
-use checkers::results::{check, CheckOptions, Results};
+use checkers::results::{check, check_batches, CheckOptions, Results};
 use checkers::tombstones::Thresholds;
 use checkers::Op;
 use std::collections::BTreeMap;
@@ -128,26 +128,33 @@ fn check_beside_parsing<R: std::io::BufRead + Send>(
     mut observe: impl FnMut(&Op) + Send,
 ) -> (Result<Results, HistoryError>, Vec<String>) {
     std::thread::scope(|scope| {
-        let (batches, received) = sync_channel::<Vec<Result<Op, HistoryError>>>(8);
+        let (batches, received) = sync_channel::<Result<Vec<Op>, HistoryError>>(8);
         let parser = scope.spawn(move || {
             let mut batch = Vec::with_capacity(BATCH);
             for op in reader.by_ref() {
-                if let Ok(op) = &op {
-                    observe(op);
-                }
-                let failed = op.is_err();
+                let op = match op {
+                    Ok(op) => op,
+                    Err(e) => {
+                        // The history ends at its first error, after the ops before it.
+                        let _ = batches.send(Ok(std::mem::take(&mut batch)));
+                        let _ = batches.send(Err(e));
+                        return reader.warnings().to_vec();
+                    }
+                };
+                observe(&op);
                 batch.push(op);
-                if batch.len() == BATCH || failed {
-                    // The checkers stop at the first error, or hang up once done.
-                    if batches.send(std::mem::take(&mut batch)).is_err() || failed {
+                // The checkers hang up only once done.
+                if batch.len() == BATCH {
+                    let full = std::mem::replace(&mut batch, Vec::with_capacity(BATCH));
+                    if batches.send(Ok(full)).is_err() {
                         return reader.warnings().to_vec();
                     }
                 }
             }
-            let _ = batches.send(batch);
+            let _ = batches.send(Ok(batch));
             reader.warnings().to_vec()
         });
-        let results = check(received.into_iter().flatten(), options);
+        let results = check_batches(received, options);
         // A parser that panicked must not pass for a history that ended.
         let warnings = parser
             .join()

@@ -16,7 +16,6 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::mpsc::{sync_channel, SyncSender};
-use std::sync::Arc;
 
 /// What the caller knows about the run that the history itself does not say.
 #[derive(Debug, Clone, Default)]
@@ -131,8 +130,37 @@ pub fn check(
     ops: impl IntoIterator<Item = Result<Op, HistoryError>>,
     options: &CheckOptions,
 ) -> Result<Results, HistoryError> {
+    let mut ops = ops.into_iter();
+    let (mut failed, mut ended) = (None, false);
+    let batches = std::iter::from_fn(|| {
+        if let Some(e) = failed.take() {
+            return Some(Err(e));
+        }
+        let mut batch = Vec::with_capacity(BATCH);
+        while !ended && batch.len() < BATCH {
+            match ops.next() {
+                Some(Ok(op)) => batch.push(op),
+                // The history ends at its first error.
+                Some(Err(e)) => (failed, ended) = (Some(e), true),
+                None => ended = true,
+            }
+        }
+        match batch.is_empty() {
+            true => failed.take().map(Err),
+            false => Some(Ok(batch)),
+        }
+    });
+    check_batches(batches, options)
+}
+
+/// [`check`] over a history that comes in batches of ops (an error ends it), each handed
+/// whole to the counter checker's thread.
+pub fn check_batches(
+    history: impl IntoIterator<Item = Result<Vec<Op>, HistoryError>>,
+    options: &CheckOptions,
+) -> Result<Results, HistoryError> {
     std::thread::scope(|scope| {
-        let (batches, received) = sync_channel::<Arc<Vec<Op>>>(8);
+        let (batches, received) = sync_channel::<Vec<Op>>(8);
         let counter = scope.spawn(move || {
             let counter = if options.keep_reads {
                 CounterChecker::keeping_reads()
@@ -145,7 +173,7 @@ pub fn check(
             }
             counter.finish()
         });
-        let others = check_beside(ops, options, batches);
+        let others = check_beside(history, options, batches);
         // A counter checker that panicked must not pass for one that found nothing.
         let counter = counter
             .join()
@@ -164,12 +192,12 @@ struct Others {
     unknown_adds: Option<UnknownAdds>,
 }
 
-/// Every checker but the counter checker over `ops`, which go on in batches to
+/// Every checker but the counter checker over the batches of ops, which go on to
 /// `to_counter`; the linearizability search runs once the history has ended.
 fn check_beside(
-    ops: impl IntoIterator<Item = Result<Op, HistoryError>>,
+    batches: impl IntoIterator<Item = Result<Vec<Op>, HistoryError>>,
     options: &CheckOptions,
-    to_counter: SyncSender<Arc<Vec<Op>>>,
+    to_counter: SyncSender<Vec<Op>>,
 ) -> Result<Others, HistoryError> {
     let mut stats = StatsChecker::new();
     let mut convergence = ConvergenceChecker::new();
@@ -180,27 +208,23 @@ fn check_beside(
         .map(|_| Spill::new(options.scratch.as_deref()));
     let mut unknown_adds = options.oracle.as_ref().map(|_| UnknownAdds::new());
     let mut count = 0;
-    let mut batch = Vec::with_capacity(BATCH);
-    for op in ops {
-        let op = op?;
-        if let Some(tally) = &mut unknown_adds {
-            tally.observe(&op);
+    for batch in batches {
+        let batch = batch?;
+        for op in &batch {
+            if let Some(tally) = &mut unknown_adds {
+                tally.observe(op);
+            }
+            stats.observe(op);
+            tombstones.observe(op);
+            convergence.observe(op);
+            if let Some(spill) = &mut spill {
+                spill.observe(op);
+            }
         }
-        stats.observe(&op);
-        tombstones.observe(&op);
-        convergence.observe(&op);
-        if let Some(spill) = &mut spill {
-            spill.observe(&op);
-        }
-        count += 1;
-        batch.push(op);
-        if batch.len() == BATCH {
-            let full = std::mem::replace(&mut batch, Vec::with_capacity(BATCH));
-            // The counter checker only hangs up by panicking, which `check` passes on.
-            let _ = to_counter.send(Arc::new(full));
-        }
+        count += batch.len() as u64;
+        // The counter checker only hangs up by panicking, which `check` passes on.
+        let _ = to_counter.send(batch);
     }
-    let _ = to_counter.send(Arc::new(batch));
     drop(to_counter);
     // The search runs while the counter checker catches up.
     let linearizable = options
