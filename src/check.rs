@@ -117,7 +117,7 @@ pub fn check_observed(
 }
 
 /// Ops parsed and sent to the checkers in batches of this many.
-const BATCH: usize = 4096;
+const BATCH: usize = 1024;
 
 /// Every checker over the reader's ops, parsed on a thread of their own (which hands each
 /// op to `observe`) so that parsing and checking run side by side; with what the reader

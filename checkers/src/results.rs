@@ -122,7 +122,7 @@ pub struct Results {
 }
 
 /// Ops handed to the counter checker's thread at a time.
-const BATCH: usize = 4096;
+const BATCH: usize = 1024;
 
 /// Runs every checker over a history in one pass: the counter checker on a thread of its
 /// own, the others beside it on the ops in the same order.
