@@ -352,7 +352,11 @@ impl Spill {
     /// The ops of the biggest partition of a group that holds a read the model refutes in
     /// one pass; 0 when none does.
     fn refuted(&self, files: &[usize], init: Count, options: &LinOptions) -> usize {
-        let Ok((model, parts)) = self.build(files, init, options, &[]) else {
+        // A long partition is not held to look: its window searches it first in its group.
+        let Ok(long) = self.long(files, init, options) else {
+            return 0;
+        };
+        let Ok((model, parts)) = self.build(files, init, options, &long) else {
             return 0;
         };
         let refuted = |p: &&Partition<_>| model.refute(&model.init(p.key.as_deref()), &p.ops);

@@ -26,9 +26,7 @@ impl Spill {
         let mut result = LinResult::default();
         let mut leave_out = vec![false; self.names.len() + 1];
         if let Some(plan) = self.plan(files, init, options.reading)? {
-            for counters in plan.long(&self.names, options.window.from, |deletes| {
-                deletes || options.generic
-            }) {
+            for counters in self.long_partitions(&plan, options) {
                 for (out, &c) in leave_out.iter_mut().zip(&counters) {
                     *out |= c;
                 }
@@ -40,6 +38,33 @@ impl Spill {
         let (model, parts) = self.build(files, init, options, &leave_out)?;
         result.absorb(self.search(files, &model, parts, options, deadline, shared));
         Ok(result)
+    }
+
+    /// The counters (by number) of a group's long partitions, searched windowed.
+    pub(super) fn long(
+        &self,
+        files: &[usize],
+        init: Count,
+        options: &LinOptions,
+    ) -> std::io::Result<Vec<bool>> {
+        let mut long = vec![false; self.names.len() + 1];
+        if let Some(plan) = self.plan(files, init, options.reading)? {
+            for counters in self.long_partitions(&plan, options) {
+                for (out, &c) in long.iter_mut().zip(&counters) {
+                    *out |= c;
+                }
+            }
+        }
+        Ok(long)
+    }
+
+    /// A group's long partitions (each as its counters, by number): those with at least
+    /// `window.from` attempts whose ops the sweep cannot take (they delete; with `generic`,
+    /// any).
+    fn long_partitions(&self, plan: &Plan, options: &LinOptions) -> Vec<Vec<bool>> {
+        plan.long(&self.names, options.window.from, |deletes| {
+            deletes || options.generic
+        })
     }
 
     /// Searches the partition of counters `counters` (by number) windowed; held whole
