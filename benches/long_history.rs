@@ -1,5 +1,5 @@
 //! Benchmark of `checker check` on a long history (10 M events over 16 counters by default,
-//! `BENCH_OPS=N` for another size): its events per second and peak resident memory against
+//! `BENCH_OPS=N` for another size, `BENCH_DELETES=0` for one that deletes nothing): its events per second and peak resident memory against
 //! the ceiling, a plain typed serde_json parse of the same file (parse each line into an
 //! `Op` and drop it), measured in the same run, each in a process of its own.
 //! Run with `cargo bench --bench long_history`.
@@ -30,10 +30,12 @@ fn main() -> anyhow::Result<()> {
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(10_000_000);
-    let history = history(ops)?;
+    let deletes = std::env::var("BENCH_DELETES").map_or(true, |d| d != "0");
+    let history = history(ops, deletes)?;
     let size = std::fs::metadata(&history)?.len();
     println!(
-        "{ops} events over {KEYS} counters, history {:.0} MB ({})",
+        "{ops} events over {KEYS} counters{}, history {:.0} MB ({})",
+        if deletes { "" } else { " (no deletes)" },
         size as f64 / 1e6,
         history.display()
     );
@@ -62,15 +64,25 @@ fn main() -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The generated history of `ops` events, written once under the target folder and reused.
-fn history(ops: u64) -> anyhow::Result<PathBuf> {
+/// The generated history of `ops` events (with deletes or not), written once under the
+/// target folder and reused.
+fn history(ops: u64, deletes: bool) -> anyhow::Result<PathBuf> {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("long-history");
     std::fs::create_dir_all(&dir)?;
-    let path = dir.join(format!("history-{ops}-{KEYS}.jsonl"));
+    let name = match deletes {
+        true => format!("history-{ops}-{KEYS}.jsonl"),
+        false => format!("history-{ops}-{KEYS}-no-deletes.jsonl"),
+    };
+    let path = dir.join(name);
     if !path.exists() {
         let partial = path.with_extension("partial");
         let mut writer = JsonlWriter::create(&partial)?;
-        for mut op in Generator::with_keys(ops, KEYS) {
+        let generator = Generator::with_keys(ops, KEYS);
+        let generator = match deletes {
+            true => generator,
+            false => generator.without_deletes(),
+        };
+        for mut op in generator {
             op.time = op.index * 1_000_000; // 1,000 events a second, as in a soak
             writer.write(&op)?;
         }
