@@ -353,10 +353,13 @@ impl Spill {
     /// one pass; 0 when none does.
     fn refuted(&self, files: &[usize], init: Count, options: &LinOptions) -> usize {
         // A long partition is not held to look: its window searches it first in its group.
-        let Ok(long) = self.long(files, init, options) else {
+        let Ok(plan) = self.plan(files, init, options.reading) else {
             return 0;
         };
-        let Ok((model, parts)) = self.build(files, init, options, &long) else {
+        let long = plan
+            .as_ref()
+            .map_or_else(Vec::new, |p| self.long(p, options));
+        let Ok((model, parts)) = self.build(files, init, options, &long, plan.as_ref()) else {
             return 0;
         };
         let refuted = |p: &&Partition<_>| model.refute(&model.init(p.key.as_deref()), &p.ops);
@@ -424,19 +427,25 @@ impl Spill {
     /// A group's model and partitions but those of the counters `leave_out` names (by
     /// number), read back from its files: as they were written, unless a file holds a retry
     /// the low mark could not join (then its records are held at once and sorted). One
-    /// group at a time: the ops of a group are a search's peak of memory.
+    /// group at a time: the ops of a group are a search's peak of memory. `plan` is the
+    /// group's plan when the caller has read it already.
     fn build(
         &self,
         files: &[usize],
         init: Count,
         options: &LinOptions,
         leave_out: &[bool],
+        plan: Option<&stream::Plan>,
     ) -> std::io::Result<(CounterModel, Vec<Partition<CounterInput>>)> {
         let _one = self.building.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some(plan) = self.plan(files, init, options.reading)? {
+        let read = match plan {
+            Some(_) => None,
+            None => self.plan(files, init, options.reading)?,
+        };
+        if let Some(plan) = plan.or(read.as_ref()) {
             let spilled = self.spilled(files);
-            if let Some(parts) = stream::partitions(&spilled, &plan, &self.names, leave_out)? {
-                return Ok((plan.model, parts));
+            if let Some(parts) = stream::partitions(&spilled, plan, &self.names, leave_out)? {
+                return Ok((plan.model.clone(), parts));
             }
         }
         let records = self.load(files)?;

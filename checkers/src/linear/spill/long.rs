@@ -24,38 +24,30 @@ impl Spill {
         shared: &Shared,
     ) -> std::io::Result<LinResult> {
         let mut result = LinResult::default();
-        let mut leave_out = vec![false; self.names.len() + 1];
-        if let Some(plan) = self.plan(files, init, options.reading)? {
-            for counters in self.long_partitions(&plan, options) {
-                for (out, &c) in leave_out.iter_mut().zip(&counters) {
-                    *out |= c;
-                }
+        let plan = self.plan(files, init, options.reading)?;
+        let mut leave_out = Vec::new();
+        if let Some(plan) = &plan {
+            leave_out = self.long(plan, options);
+            for counters in self.long_partitions(plan, options) {
                 let part =
-                    self.search_long(files, &plan, counters, init, options, deadline, shared)?;
+                    self.search_long(files, plan, counters, init, options, deadline, shared)?;
                 result.absorb(part);
             }
         }
-        let (model, parts) = self.build(files, init, options, &leave_out)?;
+        let (model, parts) = self.build(files, init, options, &leave_out, plan.as_ref())?;
         result.absorb(self.search(files, &model, parts, options, deadline, shared));
         Ok(result)
     }
 
     /// The counters (by number) of a group's long partitions, searched windowed.
-    pub(super) fn long(
-        &self,
-        files: &[usize],
-        init: Count,
-        options: &LinOptions,
-    ) -> std::io::Result<Vec<bool>> {
+    pub(super) fn long(&self, plan: &Plan, options: &LinOptions) -> Vec<bool> {
         let mut long = vec![false; self.names.len() + 1];
-        if let Some(plan) = self.plan(files, init, options.reading)? {
-            for counters in self.long_partitions(&plan, options) {
-                for (out, &c) in long.iter_mut().zip(&counters) {
-                    *out |= c;
-                }
+        for counters in self.long_partitions(plan, options) {
+            for (out, &c) in long.iter_mut().zip(&counters) {
+                *out |= c;
             }
         }
-        Ok(long)
+        long
     }
 
     /// A group's long partitions (each as its counters, by number): those with at least
@@ -110,7 +102,7 @@ impl Spill {
                 drop(stream);
                 let key_of = |c: usize| self.names.get(c).map(|n| plan.model.partition_of(n));
                 let others: Vec<bool> = (0..=self.names.len()).map(|c| key_of(c) != key).collect();
-                let (model, parts) = self.build(files, init, options, &others)?;
+                let (model, parts) = self.build(files, init, options, &others, Some(plan))?;
                 return Ok(self.search(files, &model, parts, options, deadline, shared));
             }
         }
