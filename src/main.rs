@@ -8,11 +8,16 @@ use checker::error::BadInput;
 use clap::Parser;
 use std::process::ExitCode;
 
+/// mimalloc: an op parsed on one thread and dropped on another is freed cheaply; the check
+/// of 10 M events took 10.4–10.9 s with it, 12.0–14.1 s with glibc's allocator.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 const BAD_INPUT: u8 = 254;
 const INTERNAL: u8 = 255;
 
 fn main() -> ExitCode {
-    return_large_blocks();
+    return_freed_memory();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
@@ -66,15 +71,14 @@ fn runtime_for(command: &Command) -> tokio::runtime::Builder {
     }
 }
 
-/// Blocks of 1 MiB and more (a counter's ops, a spill group's records) come from the system
-/// and go back to it when freed. By default glibc raises that threshold as large blocks are
-/// freed and then keeps them: a check of 2 M ops held 290 MB resident instead of 217 MB.
-fn return_large_blocks() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: sets one allocator parameter, before any other thread exists.
-    unsafe {
-        libc::mallopt(libc::M_MMAP_THRESHOLD, 1 << 20);
-    }
+/// Freed memory goes back to the system 2 ms after it is freed instead of mimalloc's
+/// default second: a check of 10 M events without deletes peaked at 477 MB resident with
+/// the default, 270 MB with this.
+fn return_freed_memory() {
+    /// `mi_option_purge_delay` in mimalloc.h's `mi_option_e` (not exported as a constant).
+    const PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
+    // SAFETY: sets one allocator option, before any other thread exists.
+    unsafe { libmimalloc_sys::mi_option_set(PURGE_DELAY, 2) }
 }
 
 fn init_logging(command: &Command) {

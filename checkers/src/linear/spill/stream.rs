@@ -69,8 +69,8 @@ struct Assembly<'a> {
     slots: Slots,
     /// By counter number (the last: ops with no key): whether its ops are gathered.
     keep: Vec<bool>,
-    /// By first call.
-    intents: BTreeMap<u64, Intent>,
+    /// By first call (boxed: the map's nodes move their entries as it changes).
+    intents: BTreeMap<u64, Box<Intent>>,
     /// A retry's call: the first call of its intended op.
     retry_of: FxHashMap<u64, u64>,
     /// Every intended op first called below this has been handed on.
@@ -117,9 +117,11 @@ impl<'a> Assembly<'a> {
             None if r.call < self.released => return false,
             None => r.call,
         };
-        let intent = self.intents.entry(first).or_insert_with(|| Intent {
-            attempts: group::Intent::new(r),
-            retries: Vec::new(),
+        let intent = self.intents.entry(first).or_insert_with(|| {
+            Box::new(Intent {
+                attempts: group::Intent::new(r),
+                retries: Vec::new(),
+            })
         });
         if first != r.call {
             intent.retries.push(r.call);
