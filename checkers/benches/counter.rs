@@ -2,7 +2,8 @@
 //! held in memory): ops/s and peak heap of the counter checker and of every checker together
 //! (linearizability apart), against the baseline of generating the same ops and only
 //! counting them, measured in the same run.
-//! Run with `cargo bench -p checkers --bench counter` (`BENCH_OPS=N` for another size).
+//! Run with `cargo bench -p checkers --bench counter` (`BENCH_OPS=N` for another size,
+//! `BENCH_DELETES=0` for a history that deletes nothing, as the hot-counter workloads).
 
 use checkers::counter::CounterChecker;
 use checkers::results::{self, CheckOptions};
@@ -20,8 +21,16 @@ fn main() {
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(10_000_000);
-    println!("{ops} ops, {CLIENTS} clients, {KEYS} counters (a quarter of ops on one)");
-    let (count, base_time, base_peak) = measure(|| Generator::new(ops).count());
+    let deletes = std::env::var("BENCH_DELETES").map_or(true, |d| d != "0");
+    let generator = move || match deletes {
+        true => Generator::new(ops),
+        false => Generator::new(ops).without_deletes(),
+    };
+    println!(
+        "{ops} ops, {CLIENTS} clients, {KEYS} counters (a quarter of ops on one){}",
+        if deletes { "" } else { ", no deletes" }
+    );
+    let (count, base_time, base_peak) = measure(|| generator().count());
     let row = |name: &str, time: std::time::Duration, peak: usize, verdict: String| {
         let rate = count as f64 / time.as_secs_f64();
         let ratio = time.as_secs_f64() / base_time.as_secs_f64();
@@ -41,7 +50,7 @@ fn main() {
     );
     let (result, time, peak) = measure(|| {
         let mut checker = CounterChecker::new();
-        Generator::new(ops).for_each(|op| checker.observe(&op));
+        generator().for_each(|op| checker.observe(&op));
         checker.finish()
     });
     let verdict = format!(
@@ -54,7 +63,7 @@ fn main() {
     );
     row("generate + counter checker", time, peak, verdict);
     let (result, time, peak) =
-        measure(|| results::check(Generator::new(ops).map(Ok), &CheckOptions::default()));
+        measure(|| results::check(generator().map(Ok), &CheckOptions::default()));
     let verdict = match result {
         Ok(r) => format!("{:?}", r.valid),
         Err(e) => e.to_string(),

@@ -8,9 +8,11 @@
 //! all a later read needs of that past, so memory stays proportional to the ops in flight.
 
 use super::frame::{End, Frame, WindowOp};
+use super::ranges::RangeSet;
 use super::subsets::Subsets;
 use super::sweep::{self, Outcome};
 use super::values::Values;
+use crate::ideal::Sum;
 
 /// How many events after its timeout an add stays in play, holding back the deletes after
 /// it, so that a retry can still join it exactly. A later retry is judged loosely (it may
@@ -174,17 +176,10 @@ impl Timeline {
         let floated: Vec<WindowOp> = self.ops.iter().filter(|op| floats(op)).cloned().collect();
         let point = 2 * h + 1;
         if !settled.is_empty() {
-            let frame = Frame {
-                base: &self.base,
-                struck: &self.struck,
-                floor: self.floor,
-                floating: &Subsets::none(),
-                floating_delete: self.floating_delete,
-                ops: &settled,
+            (self.base, self.struck) = match self.sure_adds(&settled) {
+                Some(sum) => (shifted(&self.base, sum), Values::default()),
+                None => self.folded(&settled, point),
             };
-            let outcomes = sweep::allowed(&frame, (point, point));
-            self.base = sweep::values_where(&outcomes, |o| !o.choice.struck);
-            self.struck = sweep::values_where(&outcomes, |o| o.choice.struck);
         }
         for op in &floated {
             self.floating.push((op.id, op.delta.unwrap_or(0)));
@@ -198,6 +193,36 @@ impl Timeline {
         self.floor = point;
         self.ops.retain(|op| !settles(op) && !floats(op));
         floated.iter().map(|op| op.id).collect()
+    }
+
+    /// The settled past (the states left clean, and those a timed-out delete struck) once
+    /// `settled`, all ended by `point`, are folded in: every legal placement of a read there.
+    fn folded(&self, settled: &[WindowOp], point: u64) -> (Values, Values) {
+        let frame = Frame {
+            base: &self.base,
+            struck: &self.struck,
+            floor: self.floor,
+            floating: &Subsets::none(),
+            floating_delete: self.floating_delete,
+            ops: settled,
+        };
+        let outcomes = sweep::allowed(&frame, (point, point));
+        let clean = sweep::values_where(&outcomes, |o| !o.choice.struck);
+        let struck = sweep::values_where(&outcomes, |o| o.choice.struck);
+        (clean, struck)
+    }
+
+    /// The sum of `settled` when folding them in needs none of the sweep's placements: all
+    /// adds that surely took effect (ok, not loose), and no struck states or floating delete
+    /// that could undo one, so every placement forces each of them in.
+    fn sure_adds(&self, settled: &[WindowOp]) -> Option<Sum> {
+        let sure = |op: &WindowOp| !op.loose && matches!(op.end, End::At(_));
+        let plain = self.struck.is_empty() && !self.floating_delete;
+        let mut deltas = settled.iter().map(|op| op.delta.filter(|_| sure(op)));
+        let sum = deltas.try_fold(0 as Sum, |sum, delta| {
+            Some(sum.saturating_add(Sum::from(delta?)))
+        });
+        sum.filter(|_| plain)
     }
 
     /// The latest event the past can be settled to, if later than the current floor.
@@ -239,6 +264,17 @@ impl Timeline {
     }
 }
 
+/// `base` after adds of `sum` in all surely took effect: an absent counter now holds `sum`.
+fn shifted(base: &Values, sum: Sum) -> Values {
+    let from_absent = base.absent.then_some((0, 0));
+    let counts = base.counts.ranges().iter().copied().chain(from_absent);
+    let shift = |(lo, hi): (Sum, Sum)| (lo.saturating_add(sum), hi.saturating_add(sum));
+    Values {
+        absent: false,
+        counts: RangeSet::from_ranges(counts.map(shift).collect()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -251,6 +287,57 @@ mod tests {
             end,
             loose: false,
         }
+    }
+
+    proptest::proptest! {
+        /// Adds that surely took effect, folded in by shifting the past, leave what every
+        /// placement of the sweep leaves.
+        #[test]
+        fn sure_adds_fold_in_as_the_sweep_folds_them(
+            absent: bool,
+            ranges in proptest::collection::vec((-50i64..50, 0i64..5), 0..4),
+            adds in proptest::collection::vec((-3i64..4, 0u64..6, 1u64..6), 1..6),
+            floor in 0u64..3,
+        ) {
+            let base = Values {
+                absent,
+                counts: RangeSet::from_ranges(ranges.iter().map(|&(lo, w)| (lo, lo + w)).collect()),
+            };
+            let floor = 2 * floor + 1;
+            let first = floor / 2 + 1;
+            let settled: Vec<WindowOp> = adds
+                .iter()
+                .zip(0..)
+                .map(|(&(delta, start, len), id)| {
+                    add(id, delta, first + start, End::At(first + start + len))
+                })
+                .collect();
+            let h = settled.iter().filter_map(|op| op.end.at()).max().unwrap_or(first);
+            let timeline = Timeline { base: base.clone(), floor, ..Timeline::default() };
+            let sum = timeline.sure_adds(&settled).expect("every add is sure");
+            proptest::prop_assert_eq!(
+                (shifted(&base, sum), Values::default()),
+                timeline.folded(&settled, 2 * h + 1)
+            );
+        }
+    }
+
+    #[test]
+    fn an_add_that_may_not_have_taken_effect_is_not_folded_in_by_shifting() {
+        let mut timeline = Timeline::default();
+        let mut loose = add(1, 1, 1, End::At(2));
+        assert_eq!(timeline.sure_adds(std::slice::from_ref(&loose)), Some(1));
+        loose.loose = true;
+        assert_eq!(timeline.sure_adds(&[loose]), None);
+        let timed_out = add(1, 1, 1, End::Never(2));
+        assert_eq!(timeline.sure_adds(&[timed_out]), None);
+        let delete = WindowOp {
+            delta: None,
+            ..add(2, 0, 1, End::At(2))
+        };
+        assert_eq!(timeline.sure_adds(&[delete]), None);
+        timeline.floating_delete = true;
+        assert_eq!(timeline.sure_adds(&[add(1, 1, 1, End::At(2))]), None);
     }
 
     #[test]
