@@ -89,6 +89,12 @@ impl<S: Eq + Clone> Cache<S> {
         self.table.shrink_to_fit(|e| e.hash);
     }
 
+    /// Drops every pair, keeping the room they took.
+    pub fn clear(&mut self) {
+        self.words.clear();
+        self.table.clear();
+    }
+
     /// Bytes the cache holds, states' own heap left out.
     pub fn bytes(&self) -> usize {
         self.table.capacity() * (std::mem::size_of::<Entry<S>>() + 1) + self.words.capacity() * 8
