@@ -1,6 +1,8 @@
 //! The search's cache of (linearized set, state) pairs already explored, kept compact: the
 //! sets' words in one arena and the entries in one table, so a cache of millions of entries
-//! is two allocations, whose growth the search sees coming and which are freed at once.
+//! is three allocations (the arena has a spare to be compacted into), whose growth the
+//! search sees coming and which are freed at once. Thinning it keeps their room, so that a
+//! long search does not grow them again, page by page, after each thinning.
 
 use hashbrown::HashTable;
 
@@ -17,6 +19,8 @@ struct Entry<S> {
 /// The (linearized set, state) pairs a search has explored.
 pub struct Cache<S> {
     words: Vec<u64>,
+    /// The arena the next thinning compacts the words into (its room kept).
+    spare: Vec<u64>,
     table: HashTable<Entry<S>>,
 }
 
@@ -25,6 +29,7 @@ impl<S: Eq + Clone> Cache<S> {
     pub fn new() -> Self {
         Cache {
             words: Vec::new(),
+            spare: Vec::new(),
             table: HashTable::new(),
         }
     }
@@ -71,11 +76,12 @@ impl<S: Eq + Clone> Cache<S> {
         table + arena
     }
 
-    /// Drops the pairs whose set's dense prefix ends below `low`, and compacts the arena.
-    /// The cache only saves work: a pair dropped is at worst explored again.
+    /// Drops the pairs whose set's dense prefix ends below `low`, and compacts the arena;
+    /// the room stays. The cache only saves work: a pair dropped is at worst explored again.
     pub fn evict_below(&mut self, low: usize) {
+        let mut words = std::mem::take(&mut self.spare);
+        words.clear();
         let old = &self.words;
-        let mut words = Vec::with_capacity(old.len() / 2);
         self.table.retain(|e| {
             if e.low < low {
                 return false;
@@ -85,18 +91,58 @@ impl<S: Eq + Clone> Cache<S> {
             e.at = at;
             true
         });
-        self.words = words;
-        self.table.shrink_to_fit(|e| e.hash);
+        self.spare = std::mem::replace(&mut self.words, words);
     }
 
     /// Drops every pair, keeping the room they took.
     pub fn clear(&mut self) {
         self.words.clear();
+        self.spare.clear();
         self.table.clear();
     }
 
-    /// Bytes the cache holds, states' own heap left out.
+    /// Bytes the cache holds, room for more included, states' own heap left out.
     pub fn bytes(&self) -> usize {
-        self.table.capacity() * (std::mem::size_of::<Entry<S>>() + 1) + self.words.capacity() * 8
+        // The table's allocation, not its capacity: a thinned table's capacity leaves out
+        // the slots its dropped pairs still take until it is rehashed.
+        let arenas = self.words.capacity() + self.spare.capacity();
+        self.table.allocation_size() + arenas * 8
+    }
+
+    /// Bytes its pairs take, the room for more left out.
+    pub fn live_bytes(&self) -> usize {
+        self.table.len() * (std::mem::size_of::<Entry<S>>() + 1) + self.words.len() * 8
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn thinning_drops_the_pairs_below_and_keeps_the_others_and_the_room() {
+        let mut cache = Cache::new();
+        for low in 0..1000usize {
+            let words = [low as u64, !(low as u64)];
+            assert!(cache.insert(low as u64 * 31, (low, &words[..=low % 2]), &(low % 7)));
+        }
+        let (bytes, live) = (cache.bytes(), cache.live_bytes());
+        cache.evict_below(600);
+        assert_eq!(cache.table.len(), 400);
+        assert!(cache.live_bytes() < live);
+        assert!(cache.bytes() >= bytes, "the room is kept");
+        for low in 0..1000usize {
+            let words = [low as u64, !(low as u64)];
+            let new = cache.insert(low as u64 * 31, (low, &words[..=low % 2]), &(low % 7));
+            assert_eq!(new, low < 600, "pair {low}");
+        }
+        // Thinned again, it compacts into the spare: no room is added.
+        cache.evict_below(1000);
+        let bytes = cache.bytes();
+        for low in 1000..1400usize {
+            cache.insert(low as u64, (low, &[1, 2][..]), &0);
+        }
+        cache.evict_below(1400);
+        assert_eq!((cache.table.len(), cache.bytes()), (0, bytes));
     }
 }

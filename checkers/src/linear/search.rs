@@ -120,7 +120,7 @@ struct Search<'a, M: Model> {
     linearized: Linearized,
     cache: Cache<M::State>,
     held: usize,
-    /// Cache bytes past which it is next thinned (`EVICT_AT`).
+    /// Bytes of cached pairs past which it is next thinned (`EVICT_AT`).
     evict_at: usize,
     /// Why the search must stop, once it must.
     gave_up: Option<&'static str>,
@@ -242,12 +242,12 @@ impl<'a, M: Model> Search<'a, M> {
             self.linearized.clear(op);
             return false;
         }
-        if self.cache.bytes() > self.evict_at {
+        if self.cache.live_bytes() > self.evict_at {
             // A long history's cache would grow with it: the pairs far behind the front are
             // dropped, which costs at most exploring them again.
             let low = self.linearized.low().saturating_sub(EVICT_BEHIND);
             self.cache.evict_below(low);
-            self.evict_at = EVICT_AT.max(self.cache.bytes() * 2);
+            self.evict_at = EVICT_AT.max(self.cache.live_bytes() * 2);
         }
         // The cache's bytes change only when it reallocates: the count all searches share
         // is written then, not at every lift.
