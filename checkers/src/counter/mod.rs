@@ -88,6 +88,23 @@ enum Judged {
     Bounds(Option<ReadBounds>, bool),
 }
 
+/// The counters a change reached: its target alone, or every counter of its partition.
+#[derive(Default)]
+struct Reached {
+    target: Option<String>,
+    partition: Option<Vec<String>>,
+}
+
+impl Reached {
+    fn keys(&self) -> &[String] {
+        match (&self.partition, &self.target) {
+            (Some(keys), _) => keys,
+            (None, Some(target)) => std::slice::from_ref(target),
+            (None, None) => &[],
+        }
+    }
+}
+
 /// An op that has been invoked and has not completed.
 enum Open {
     Change { root: u64 },
@@ -199,8 +216,9 @@ impl CounterChecker {
     fn abandon(&mut self, open: Open, event: u64) {
         match open {
             Open::Change { root } => {
-                for key in self.resolve(root, OpType::Info, event) {
-                    self.progress(&key, event);
+                let reached = self.resolve(root, OpType::Info, event);
+                for key in reached.keys() {
+                    self.progress(key, event);
                 }
             }
             Open::Read { key, id } => self.drop_read(&key, id),
@@ -276,13 +294,14 @@ impl CounterChecker {
         self.counters.get_mut(key).expect("inserted above")
     }
 
-    /// The counters a change reaches: its own, or every one of its partition.
-    fn reached(&mut self, target: &str, delta: Option<i64>) -> Vec<String> {
+    /// The counters a change of `target` reaches besides `target` itself: none (`None`: only
+    /// its own, made if new), or every one of its partition for a partition delete.
+    fn reached(&mut self, target: &str, delta: Option<i64>) -> Option<Vec<String>> {
         if delta.is_none() && ideal::deletes_partition(target) {
-            self.partitions.get(target).cloned().unwrap_or_default()
+            Some(self.partitions.get(target).cloned().unwrap_or_default())
         } else {
             self.counter(target);
-            vec![target.to_string()]
+            None
         }
     }
 
@@ -297,12 +316,15 @@ impl CounterChecker {
             })
             .unwrap_or(op.index);
         self.attempt_root.insert(op.index, root);
-        let keys = self.reached(&target, delta);
+        let partition = self.reached(&target, delta);
+        let keys = partition
+            .as_deref()
+            .unwrap_or(std::slice::from_ref(&target));
         if let Some(logical) = self.logical.get_mut(&root) {
             logical.open += 1;
             logical.attempts.push(op.index);
             let (start, floating) = (logical.start, std::mem::take(&mut logical.floating));
-            for key in &keys {
+            for key in keys {
                 let counter = self.counters.get_mut(key).expect("reached");
                 match delta {
                     Some(d) if floating => counter.timeline.unfloat(root, d, start),
@@ -321,7 +343,7 @@ impl CounterChecker {
             return Open::Change { root };
         }
         let mut before = Vec::new();
-        for key in &keys {
+        for key in keys {
             let timeline = &mut self.counters.get_mut(key).expect("reached").timeline;
             if delta.is_none() {
                 before.push((
@@ -359,9 +381,9 @@ impl CounterChecker {
     }
 
     /// One attempt of change `root` ended with `kind`; returns the counters it reaches.
-    fn resolve(&mut self, root: u64, kind: OpType, event: u64) -> Vec<String> {
+    fn resolve(&mut self, root: u64, kind: OpType, event: u64) -> Reached {
         let Some(logical) = self.logical.get_mut(&root) else {
-            return Vec::new();
+            return Reached::default();
         };
         logical.open -= 1;
         let first_ok = kind == OpType::Ok && logical.ok_at.is_none();
@@ -377,8 +399,11 @@ impl CounterChecker {
         let partition_delete = logical.is_partition_delete();
         let before = logical.before.clone();
         let done = logical.open == 0 && !matches!(end, Some(End::Never(_)));
-        let keys = self.reached(&target, delta);
-        for key in &keys {
+        let partition = self.reached(&target, delta);
+        for key in partition
+            .as_deref()
+            .unwrap_or(std::slice::from_ref(&target))
+        {
             let counter = self.counters.get_mut(key).expect("reached");
             counter.timeline.set_end(root, end);
             if first_ok && delta.is_none() {
@@ -407,7 +432,10 @@ impl CounterChecker {
                 }
             }
         }
-        keys
+        Reached {
+            target: Some(target),
+            partition,
+        }
     }
 
     /// Registers a read of `key` invoked at event `start` (op index and time `invoke`);
@@ -442,8 +470,9 @@ impl CounterChecker {
         let ok = op.kind == OpType::Ok;
         match open {
             Open::Change { root } => {
-                for key in self.resolve(root, op.kind, event) {
-                    self.progress(&key, event);
+                let reached = self.resolve(root, op.kind, event);
+                for key in reached.keys() {
+                    self.progress(key, event);
                 }
             }
             Open::Read { key, id } if ok => match op.read_value() {
