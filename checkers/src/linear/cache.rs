@@ -61,12 +61,18 @@ impl<S: Eq + Clone> Cache<S> {
     }
 
     /// Bytes the next insert of a set of `words` words may allocate at once: a grown table,
-    /// a grown arena (the table doubles, the arena at least doubles).
+    /// a grown arena (the table doubles, the arena at least doubles). A full table that is
+    /// at most half live (the rest the slots of thinned pairs) is rehashed where it is.
     pub fn next_growth(&self, words: usize) -> usize {
-        let table = if self.table.len() == self.table.capacity() {
-            (self.table.capacity() * 2).max(4) * (std::mem::size_of::<Entry<S>>() + 1)
-        } else {
-            0
+        let buckets = self.table.num_buckets();
+        let usable = match buckets {
+            0..=8 => buckets.saturating_sub(1),
+            _ => buckets / 8 * 7,
+        };
+        let full = self.table.len() >= self.table.capacity();
+        let table = match full && self.table.len() + 1 > usable / 2 {
+            true => (buckets * 2).max(4) * (std::mem::size_of::<Entry<S>>() + 1),
+            false => 0,
         };
         let arena = if self.words.len() + words > self.words.capacity() {
             (self.words.capacity() * 2).max(words) * 8
@@ -144,5 +150,29 @@ mod tests {
         }
         cache.evict_below(1400);
         assert_eq!((cache.table.len(), cache.bytes()), (0, bytes));
+    }
+
+    #[test]
+    fn growth_is_foreseen_only_when_the_table_must_grow() {
+        let mut cache = Cache::new();
+        let entry = std::mem::size_of::<Entry<usize>>() + 1;
+        assert_eq!(cache.next_growth(1), 4 * entry + 8);
+        let (mut grown, mut unforeseen) = (0, 0);
+        for low in 0..20_000usize {
+            if low % 1000 == 999 {
+                // Thinned often, the table fills with the slots of dropped pairs, which it
+                // rehashes where it is rather than growing.
+                cache.evict_below(low - 100);
+            }
+            let growth = cache.next_growth(0);
+            let before = cache.table.allocation_size();
+            cache.insert(low as u64, (low, &[1][..]), &0);
+            let grew = cache.table.allocation_size() > before;
+            assert!(!grew || growth > 0, "insert {low}: growth not foreseen");
+            grown += usize::from(grew);
+            unforeseen += usize::from(growth > 0 && !grew);
+        }
+        assert!(grown >= 8, "the table grew {grown} times");
+        assert_eq!(unforeseen, 0, "growth foreseen that did not come");
     }
 }

@@ -24,9 +24,10 @@ pub use window::{search_windowed, Source, Window, Windowed};
 /// How often (in search steps) the time and memory limits are looked at.
 const CHECK_EVERY: u64 = 1024;
 
-/// Cache bytes past which the pairs far behind the search's front are dropped: small, so
-/// that a long search's cache adds little to its peak (at 64 MiB a 10 M-op check held 60 MB
-/// more and ran 10 % slower, its table's lookups missing the processor's caches).
+/// Bytes of cached pairs past which the pairs far behind the search's front are dropped:
+/// small, so that a long search's cache adds little to its peak (at 64 MiB a 10 M-op check
+/// held 60 MB more and ran 10 % slower, its table's lookups missing the processor's caches).
+/// The room the cache grew to stays (about two to four times the pairs at their peak).
 const EVICT_AT: usize = 8 << 20;
 
 /// How far behind the dense prefix of the current set a pair must be to be dropped, in ops.
