@@ -88,20 +88,18 @@ enum Judged {
     Bounds(Option<ReadBounds>, bool),
 }
 
-/// The counters a change reached: its target alone, or every counter of its partition.
-#[derive(Default)]
+/// The counters a change reaches: its target alone, or every counter of its partition.
 struct Reached {
-    target: Option<String>,
+    target: String,
+    /// For a partition delete: the partition's counters.
     partition: Option<Vec<String>>,
 }
 
 impl Reached {
     fn keys(&self) -> &[String] {
-        match (&self.partition, &self.target) {
-            (Some(keys), _) => keys,
-            (None, Some(target)) => std::slice::from_ref(target),
-            (None, None) => &[],
-        }
+        self.partition
+            .as_deref()
+            .unwrap_or(std::slice::from_ref(&self.target))
     }
 }
 
@@ -216,9 +214,10 @@ impl CounterChecker {
     fn abandon(&mut self, open: Open, event: u64) {
         match open {
             Open::Change { root } => {
-                let reached = self.resolve(root, OpType::Info, event);
-                for key in reached.keys() {
-                    self.progress(key, event);
+                if let Some(reached) = self.resolve(root, OpType::Info, event) {
+                    for key in reached.keys() {
+                        self.progress(key, event);
+                    }
                 }
             }
             Open::Read { key, id } => self.drop_read(&key, id),
@@ -294,15 +293,16 @@ impl CounterChecker {
         self.counters.get_mut(key).expect("inserted above")
     }
 
-    /// The counters a change of `target` reaches besides `target` itself: none (`None`: only
-    /// its own, made if new), or every one of its partition for a partition delete.
-    fn reached(&mut self, target: &str, delta: Option<i64>) -> Option<Vec<String>> {
-        if delta.is_none() && ideal::deletes_partition(target) {
-            Some(self.partitions.get(target).cloned().unwrap_or_default())
+    /// The counters a change of `target` reaches: its own (made if new), or every one of its
+    /// partition for a partition delete.
+    fn reached(&mut self, target: String, delta: Option<i64>) -> Reached {
+        let partition = if delta.is_none() && ideal::deletes_partition(&target) {
+            Some(self.partitions.get(&target).cloned().unwrap_or_default())
         } else {
-            self.counter(target);
+            self.counter(&target);
             None
-        }
+        };
+        Reached { target, partition }
     }
 
     fn invoke_change(&mut self, op: &Op, event: u64, target: String, delta: Option<i64>) -> Open {
@@ -316,15 +316,12 @@ impl CounterChecker {
             })
             .unwrap_or(op.index);
         self.attempt_root.insert(op.index, root);
-        let partition = self.reached(&target, delta);
-        let keys = partition
-            .as_deref()
-            .unwrap_or(std::slice::from_ref(&target));
+        let reached = self.reached(target, delta);
         if let Some(logical) = self.logical.get_mut(&root) {
             logical.open += 1;
             logical.attempts.push(op.index);
             let (start, floating) = (logical.start, std::mem::take(&mut logical.floating));
-            for key in keys {
+            for key in reached.keys() {
                 let counter = self.counters.get_mut(key).expect("reached");
                 match delta {
                     Some(d) if floating => counter.timeline.unfloat(root, d, start),
@@ -343,7 +340,7 @@ impl CounterChecker {
             return Open::Change { root };
         }
         let mut before = Vec::new();
-        for key in keys {
+        for key in reached.keys() {
             let timeline = &mut self.counters.get_mut(key).expect("reached").timeline;
             if delta.is_none() {
                 before.push((
@@ -360,7 +357,7 @@ impl CounterChecker {
             });
         }
         let logical = Logical {
-            target,
+            target: reached.target,
             delta,
             start: event,
             attempts: vec![op.index],
@@ -380,11 +377,10 @@ impl CounterChecker {
         Open::Change { root }
     }
 
-    /// One attempt of change `root` ended with `kind`; returns the counters it reaches.
-    fn resolve(&mut self, root: u64, kind: OpType, event: u64) -> Reached {
-        let Some(logical) = self.logical.get_mut(&root) else {
-            return Reached::default();
-        };
+    /// One attempt of change `root` ended with `kind`; returns the counters it reaches (none
+    /// for a change no longer tracked).
+    fn resolve(&mut self, root: u64, kind: OpType, event: u64) -> Option<Reached> {
+        let logical = self.logical.get_mut(&root)?;
         logical.open -= 1;
         let first_ok = kind == OpType::Ok && logical.ok_at.is_none();
         match kind {
@@ -399,11 +395,8 @@ impl CounterChecker {
         let partition_delete = logical.is_partition_delete();
         let before = logical.before.clone();
         let done = logical.open == 0 && !matches!(end, Some(End::Never(_)));
-        let partition = self.reached(&target, delta);
-        for key in partition
-            .as_deref()
-            .unwrap_or(std::slice::from_ref(&target))
-        {
+        let reached = self.reached(target, delta);
+        for key in reached.keys() {
             let counter = self.counters.get_mut(key).expect("reached");
             counter.timeline.set_end(root, end);
             if first_ok && delta.is_none() {
@@ -421,7 +414,7 @@ impl CounterChecker {
             self.result.increments = self.result.increments.saturating_add(delta);
         }
         if partition_delete && matches!(end, Some(End::At(_)) | None) {
-            if let Some(live) = self.partition_deletes.get_mut(&target) {
+            if let Some(live) = self.partition_deletes.get_mut(&reached.target) {
                 live.retain(|r| *r != root);
             }
         }
@@ -432,10 +425,7 @@ impl CounterChecker {
                 }
             }
         }
-        Reached {
-            target: Some(target),
-            partition,
-        }
+        Some(reached)
     }
 
     /// Registers a read of `key` invoked at event `start` (op index and time `invoke`);
@@ -470,9 +460,10 @@ impl CounterChecker {
         let ok = op.kind == OpType::Ok;
         match open {
             Open::Change { root } => {
-                let reached = self.resolve(root, op.kind, event);
-                for key in reached.keys() {
-                    self.progress(key, event);
+                if let Some(reached) = self.resolve(root, op.kind, event) {
+                    for key in reached.keys() {
+                        self.progress(key, event);
+                    }
                 }
             }
             Open::Read { key, id } if ok => match op.read_value() {
